@@ -1677,8 +1677,8 @@ def unpin(
 ) -> None:
     """Unpin the pinned client of a priority group.
 
-    The next pull request of the group gets a new pin (ADR-42). With --json:
-    {"success": true}.
+    The next pull request of the group gets a new pin (ADR-42). As natscli, refused when no
+    group has a pinned client. With --json: {"success": true}.
     """
     from jetlink.core.errors import JetlinkError
 
@@ -1689,6 +1689,8 @@ def unpin(
         raise JetlinkError("consumer is not a pinned priority consumer")
     pins = {g.get("group"): g.get("pinned_client_id", "")
             for g in info.get("priority_groups") or []}
+    if not any(pins.values()):  # natscli's unpin: nothing to unpin anywhere
+        raise JetlinkError("no priority groups have pinned clients")
     output.confirm(app, f"Really unpin client from group {stream} > {name} > {group}",
                    force=force, action=f"unpin group {group} of consumer {stream} > {name}")
     js.unpin_consumer(stream, name, group)

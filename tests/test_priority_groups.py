@@ -234,12 +234,16 @@ def test_cli_next_group_and_unpin(jlp):
     assert f"Priority Group g1: pinned {pin} at 2026-01-01 00:00:00" in res.stdout
     res = jlp("consumer", "unpin", "S", "P", "g1")
     assert res.exit_code == 2  # no terminal, no --force
-    res = jlp("consumer", "unpin", "S", "P", "g1", "-f")
-    assert res.stdout == f"Unpinned client {pin} from Priority Group S > P > g1\n"
     res = jlp("consumer", "unpin", "S", "P", "g9", "-f")
     assert res.exit_code == 1
     assert "Provided priority group does not exist for this consumer (10160)" in res.stderr
+    res = jlp("consumer", "unpin", "S", "P", "g1", "-f")
+    assert res.stdout == f"Unpinned client {pin} from Priority Group S > P > g1\n"
     assert "Priority Group g1: No client" in jlp("consumer", "info", "S", "P").stdout
+    # nothing pinned anywhere: refused, as natscli's unpin is
+    res = jlp("consumer", "unpin", "S", "P", "g1", "-f")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: no priority groups have pinned clients\n")
     res = jlp("consumer", "next", "S", "P", "--group", "g1", "--pin-id", pin)
     assert (res.exit_code, res.stderr) == (1, "jetlink: error: Nats-Wrong-Pin-Id\n")
 

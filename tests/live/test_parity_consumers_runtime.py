@@ -36,6 +36,7 @@ SCRIPT: list[str] = [
     "consumer info S P -j",
     "consumer unpin S P g9 -f",
     "consumer unpin S P g1 -f -j",
+    "consumer unpin S P g1 -f",  # nothing pinned any more: refused, as natscli's unpin
     "consumer unpin S O g1 -f",
     "consumer next S P --group g1 --count 2 -j",
     "consumer next S O --group g1 --min-pending 10 -j",
