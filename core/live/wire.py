@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..clock import parse_rfc3339_nano
-from ..errors import ApiError
+from ..errors import ApiError, not_found
 
 __all__ = ["encode_hdrs", "flat_headers", "nc_publish", "repeats"]
 
@@ -75,9 +75,10 @@ def flat_headers(headers: Mapping[str, Any] | None) -> dict[str, str] | None:
 def _name(name: str) -> str:
     """A stream name as the API subject takes it (no wildcards, dots or spaces): the
     server's own 10059-style refusal for one that can not be a stream's."""
-    if not name or any(c in name for c in ".*> \t\r\n"):
-        raise ApiError(400, 10059 if name else 10073, "stream not found" if name else
-                       "stream name is required")
+    if not name:
+        raise ApiError(400, 10073, "stream name is required")
+    if any(c in name for c in ".*> \t\r\n"):
+        raise not_found(ApiError(404, 10059, "stream not found"), name, ())
     return name
 
 

@@ -64,6 +64,9 @@ SCRIPT: list[str] = [
     # no such consumer or stream: said at once (the server's RESET has no one to answer it)
     "consumer reset S NOPE -f",
     "consumer reset NOSTREAM X -f -j",
+    # a name no stream can have: the server's 404 stream not found, said before asking
+    "consumer info S.X C -j",
+    "consumer info S.X C",
 ]
 
 _PIN = re.compile(r"\b[0-9A-Za-z]{22}\b")
