@@ -44,15 +44,16 @@ def _side_there(app: App) -> None:
     """A side of the data directory that was never made (the default ``local`` while the
     clusters have other names) holds no mirror to sync: said, with the clusters there, never
     a quiet "nothing to sync" (a live server is its own side)."""
-    from jetlink.core.errors import NotFoundError, not_found
+    from jetlink.core.errors import NotFoundError, did_you_mean
 
     def check(dd: Any) -> None:
         names = dd.cluster_names()
         if names and not dd.has_cluster(app.cluster):
-            raise not_found(NotFoundError(
-                f"cluster {app.cluster} not found: the data directory holds "
-                f"{', '.join(names)}; give --cluster NAME, the side whose mirrors to sync",
-                field="cluster"), app.cluster, names)
+            hint = did_you_mean(app.cluster, names)
+            raise NotFoundError(
+                f"cluster {app.cluster} not found{f' ({hint})' if hint else ''}: the data "
+                f"directory holds {', '.join(names)}; give --cluster NAME, the side whose "
+                "mirrors to sync", field="cluster")
 
     common.backend(app).either(data_dir=check, server=lambda _js: None)
 
@@ -103,7 +104,8 @@ def sync(
     delivered, ack floor) and writes them with the time of reading to the KV bucket
     JETLINK_POSITIONS of that side: stream failover and kv failover place the consumers
     from there when the origin is gone. A mirror whose origin does not answer is skipped
-    and keeps its last positions. --follow repeats every --interval until Ctrl-C (exit
+    and keeps its last positions; then the exit status is 1 (the report printed all the
+    same), as replicate's for a copy in error. --follow repeats every --interval until Ctrl-C (exit
     status 130), one line per mirror and pass (JSON lines with --json). With --json: {"mirrors":
     [{"mirror", "origin", "status", "consumers", "synced" | "last_synced", "error"}]}.
     """
@@ -118,6 +120,10 @@ def sync(
                            "(the pause between passes, e.g. 1s)")
     if count is not None and not follow:
         raise common.usage("--count goes with --follow")
+    if not follow and common.given(ctx, "interval"):
+        raise common.usage(f"--interval {interval} applies with --follow (the pause between "
+                           "its passes); without it positions sync runs once")
+    mirrors = list(dict.fromkeys(mirrors or ()))  # a mirror named twice is synced once
     _side_there(app)
     site = common.open_site(app)
     store = common.open_positions(app)
@@ -156,7 +162,13 @@ def sync(
         else:
             app.emit(doc, human=render_results)
         passes += 1
-        if not follow or (count is not None and passes >= count):
+        if not follow:
+            # as replicate: the report printed, and exit status 1 when a mirror was skipped
+            # (its positions are as old as its last sync: a cron job is told)
+            if any(r.status != "synced" for r in results):
+                raise typer.Exit(1)
+            return
+        if count is not None and passes >= count:
             return
         sleep(pause)
 

@@ -56,8 +56,9 @@ class Backend(ABC):
         default the addressed one; live: the server's own domain, ``cluster`` ignored)."""
 
     @abstractmethod
-    def kv(self, cluster: str | None = None) -> KV:
-        """Key-Value over the same choice as :meth:`jetstream`."""
+    def kv(self, cluster: str | None = None, *, what: str = "Key-Value buckets") -> KV:
+        """Key-Value over the same choice as :meth:`jetstream` (``what`` needs it: named when
+        the cluster is of the other kind)."""
 
     @abstractmethod
     def site(self, cluster: str | None = None) -> Any:
@@ -67,7 +68,7 @@ class Backend(ABC):
         """The consumer positions bucket of the addressed side (core/dr/positions.py)."""
         from .dr.positions import PositionStore
 
-        return PositionStore(self.kv(cluster))
+        return PositionStore(self.kv(cluster, what="mirrors and their consumer positions"))
 
     @abstractmethod
     def data_dir(self, what: str, *, step: bool = True) -> DataDir:
@@ -208,11 +209,11 @@ class EmbeddedBackend(Backend):
         name = self.cluster if cluster is None else cluster
         return JetStream(self.store.open_kind(name, "nats", "streams"), self._clock())
 
-    def kv(self, cluster: str | None = None) -> KV:
+    def kv(self, cluster: str | None = None, *, what: str = "Key-Value buckets") -> KV:
         from .kv import KV
 
         name = self.cluster if cluster is None else cluster
-        self.store.open_kind(name, "nats", "Key-Value buckets")
+        self.store.open_kind(name, "nats", what)
         return KV(self.store, name, self._clock())
 
     def site(self, cluster: str | None = None) -> Any:
@@ -294,7 +295,7 @@ class LiveBackend(Backend):
         js: JetStreamAPI = self._live()
         return js
 
-    def kv(self, cluster: str | None = None) -> KV:
+    def kv(self, cluster: str | None = None, *, what: str = "Key-Value buckets") -> KV:
         from .kv import KV
         from .live.jetstream import LiveDomains
 

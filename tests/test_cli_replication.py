@@ -11,6 +11,7 @@ API, which runs no replication step.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from helpers import doc, ok
@@ -1183,9 +1184,38 @@ def test_positions_sync_of_a_side_never_made_names_the_clusters(jl):
                                           "the side whose mirrors to sync\n")
     assert not (jl.data / "local.db").exists()
     r = jl("--cluster", "esat", "positions", "sync")
-    assert r.exit_code == 1 and r.stderr.endswith(": did you mean east?\n"), r.stderr
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster esat not found (did you "
+                                          "mean east?): the data directory holds east, west; "
+                                          "give --cluster NAME, the side whose mirrors to "
+                                          "sync\n")
     assert jl("--cluster", "east", "positions", "sync").stdout == \
         "No mirror to sync on this side\n"
+
+
+def test_positions_sync_says_what_it_skipped_and_exits_1(jl):
+    """A mirror whose origin does not answer is skipped, keeping its last positions: the
+    report is printed and the exit status is 1, as replicate's for a copy in error; a
+    mirror named twice is synced once; --interval without --follow is a usage error."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "M", "--mirror", "O@west", "--defaults"))
+    r = ok(jl("--cluster", "east", "positions", "sync", "M", "M"))
+    assert r.stdout == "Synced 0 consumer positions of O in cluster west for mirror M\n"
+    ok(jl("cluster", "down", "west"))
+    r = jl("--cluster", "east", "positions", "sync")
+    assert r.exit_code == 1, (r.stdout, r.stderr)
+    assert re.fullmatch(r"Skipped mirror M: origin O in cluster west: cluster west is down "
+                        r"\(kept the positions synced .* ago\)\n", r.stdout), r.stdout
+    r = jl("--cluster", "east", "positions", "sync", "--interval", "1s")
+    assert (r.exit_code, r.stderr.splitlines()[0]) == (
+        2, "jetlink: error: --interval 1s applies with --follow (the pause between its "
+        "passes); without it positions sync runs once")
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    r = jl("--cluster", "k", "positions", "sync")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster k is a Kafka cluster: "
+                                          "mirrors and their consumer positions live in a "
+                                          "NATS cluster (cluster add NAME --kind nats)\n")
 
 
 def _source_seqs(jl, stream):
