@@ -72,7 +72,7 @@ def validate(
         "warnings": [w.to_dict() for w in warnings],
         "valid": not failing,
     }
-    app.emit(doc, human=render)
+    app.emit(doc, human=lambda a, d: render(a, d, strict=strict))
     if failing:
         raise typer.Exit(ExitCode.PROBLEMS)
 
@@ -95,13 +95,15 @@ def _same_file(a: str, b: str) -> bool:
     return a == b or os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-def render(app: App, doc: dict[str, Any], *, ok_lines: bool = True) -> None:
-    """OK lines for clean files (``ok_lines``), one table of problems, a one-line summary
-    on stderr; warnings on stderr, one line each."""
+def render(app: App, doc: dict[str, Any], *, ok_lines: bool = True,
+           strict: bool | None = None) -> None:
+    """OK lines for clean files (``ok_lines``: under ``strict`` a file with a warning is not
+    clean), one table of problems, a one-line summary on stderr; warnings on stderr, one
+    line each."""
     problems = doc["problems"]
     warnings = doc.get("warnings") or []
-    # --strict: the warnings made the files invalid (``valid`` false without a problem)
-    strict = not doc.get("valid", True) and not problems
+    if strict is None:  # the warnings made the files invalid (``valid`` false, no problem)
+        strict = not doc.get("valid", True) and not problems
     failing = [*problems, *(warnings if strict else [])]
     bad = [f for f in doc["files"] if any(_same_file(f, str(p["file"])) for p in failing)]
     for path in doc["files"] if ok_lines else ():
@@ -110,7 +112,7 @@ def render(app: App, doc: dict[str, Any], *, ok_lines: bool = True) -> None:
     render_warnings(app, warnings)
     more = f", {_plural(len(warnings), 'warning')}" if warnings else ""
     if not problems:
-        if strict:
+        if strict and warnings:
             output.line(app, f"{_plural(len(bad), 'file')} not valid: "
                              f"{_plural(len(warnings), 'warning')}, problems under --strict")
         if warnings:

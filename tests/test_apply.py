@@ -354,6 +354,12 @@ def test_a_missing_origin_is_a_warning_as_in_stream_add(jl, tmp_path):
     strict = jl("validate", path, "--strict")
     assert strict.exit_code == 3  # the file is not called OK when its warnings fail it
     assert strict.stdout == "1 file not valid: 1 warning, problems under --strict\n"
+    # beside a file with a problem: under --strict the warning's file is not OK either
+    broken = write(tmp_path, '[streams.X]\nsubjects = ["a..b"]\n', "broken.toml")
+    both = jl("validate", path, broken, "--strict")
+    assert both.exit_code == 3 and f"{path}: OK" not in both.stdout, both.stdout
+    assert f"{broken}: stream X: subjects" in both.stdout
+    assert jl("validate", path, broken).stdout.startswith(f"{path}: OK\n")
     applied = jl("apply", path, "-j")
     assert applied.exit_code == 0, applied.output
     assert [w["description"] for w in doc(applied)["plan"]["warnings"]] == [text]
