@@ -327,8 +327,10 @@ def check(
     damaged. With --repair, each damaged cluster is rebuilt from what is still readable:
     rows on damaged pages are lost, the streams' counters and subject chains are made true
     for what survived, and the damaged file is kept as NAME.db.damaged-<time>. Stop
-    every other use of the cluster first. With --json: a list of {name, path, ok,
-    problems}, and with --repair a "repaired" list of what each repair copied.
+    every other use of the cluster first; a file nothing can be read of (emptied, its
+    header overwritten) cannot be repaired, and is said so. With --json: a list of {name,
+    path, ok, problems, repairable (when damaged)}, and with --repair a "repaired" list of
+    what each repair copied.
     """
     from jetlink.core import repair as R
 
@@ -337,8 +339,8 @@ def check(
     reports = R.check(store, names or None)
     repaired = []
     if repair:
-        for rep in reports:
-            if not rep.ok:
+        for rep in reports:  # every repairable one; those nothing can be read of are said
+            if not rep.ok and rep.repairable:
                 repaired.append(R.repair(store, rep.name))
         if repaired:
             reports = R.check(store, [r.name for r in reports])
@@ -363,14 +365,17 @@ def check(
                 output.line(a, f"Cluster {r.name}: DAMAGED ({r.path})")
                 for p in r.problems:
                     output.line(a, f"  {p}")
+                if not r.repairable:
+                    output.line(a, f"  {R.unrepairable(r.name, r.path)}")
 
     app.emit(doc, human=human)
     bad = [r.name for r in reports if not r.ok]
     if bad:
         from jetlink.core.store.health import DamagedError
 
-        hint = "" if repair else (": restore from a backup or run 'jetlink cluster check "
-                                  f"{bad[0]} --repair'")
+        fixable = [r.name for r in reports if not r.ok and r.repairable]
+        hint = "" if repair or not fixable else (
+            f": restore from a backup or run 'jetlink cluster check {fixable[0]} --repair'")
         output.notice(app, f"jetlink: {len(bad)} damaged cluster database"
                       f"{'s' if len(bad) > 1 else ''}{hint}")
         raise typer.Exit(DamagedError.exit_code)

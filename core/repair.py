@@ -45,9 +45,16 @@ class CheckReport:
     path: str
     ok: bool
     problems: list[str]
+    # False when nothing in the file can be read (emptied, its header overwritten, not a
+    # file): a repair would copy nothing; restore it or remove the cluster
+    repairable: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "path": self.path, "ok": self.ok, "problems": self.problems}
+        out: dict[str, Any] = {"name": self.name, "path": self.path, "ok": self.ok,
+                               "problems": self.problems}
+        if not self.ok:
+            out["repairable"] = self.repairable
+        return out
 
 
 @dataclass
@@ -92,7 +99,9 @@ def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
     for name in _names(dd, names):
         path = dd.cluster_path(name)
         problems = integrity(path)
-        out.append(CheckReport(name, str(path), not problems, problems))
+        problem = health.file_problem(path) if problems else None
+        out.append(CheckReport(name, str(path), not problems, problems,
+                               repairable=not (problem and health.unreadable(problem))))
     return out
 
 
@@ -252,6 +261,13 @@ def repair(dd: DataDir, name: str) -> RepairReport:
         raise (converted or JetlinkError(f"cannot repair cluster {name}: {err}")) from err
 
 
+def unrepairable(name: str, path: Path | str) -> str:
+    """What to do with a cluster file nothing can be read of (a repair would copy nothing)."""
+    return (f"nothing in it can be read, so it cannot be repaired; restore it from a backup, "
+            f"or remove it with 'jetlink cluster rm {name}'"
+            + (" (a directory: when it is empty)" if Path(path).is_dir() else ""))
+
+
 def _leftovers(path: Path) -> None:
     """This process's half-made repaired copy (and its log files) removed."""
     tmp = path.with_name(f".{path.name}.repair-{os.getpid()}")
@@ -267,10 +283,8 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
     path = dd.cluster_path(names[0])
     problem = health.file_problem(path)
     if problem and health.unreadable(problem):
-        raise health.DamagedError(f"cluster {name}: {path} {problem}: nothing in it can be "
-                                  f"read, so it cannot be repaired; restore it from a backup, "
-                                  f"or remove it with 'jetlink cluster rm {name}'"
-                                  + (" (a directory: when it is empty)" if path.is_dir() else ""))
+        raise health.DamagedError(f"cluster {name}: {path} {problem}: "
+                                  f"{unrepairable(name, path)}")
     dd.close()
     src = _read_only(path)
     try:

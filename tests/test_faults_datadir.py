@@ -141,8 +141,9 @@ def test_an_emptied_database_is_not_taken_for_a_new_cluster(jl):
         assert "is empty (0 bytes): the file was emptied or replaced" in r.stderr
         assert "jetlink cluster rm local" in r.stderr  # nothing to repair: what to do instead
     assert _db(jl).stat().st_size == 0
-    r = jl("cluster", "check", "local", "--repair")
-    assert r.exit_code == 1 and "cannot be repaired" in r.stderr
+    r = jl("cluster", "check", "local", "--repair")  # said in its report, not tried
+    assert r.exit_code == 1 and "cannot be repaired" in r.stdout
+    assert r.stderr == "jetlink: 1 damaged cluster database\n"  # no --repair to suggest
     assert _db(jl).stat().st_size == 0
     ok(jl("cluster", "rm", "local", "-f"))  # what the error says to do: start anew
     ok(jl("stream", "add", "X", "--subjects", "x.>", "--defaults"))
@@ -191,6 +192,32 @@ def test_repair_keeps_what_is_readable_and_the_damaged_file(jl):
     assert doc(jl("kv", "get", "CFG", "limit", "--json"))["value"] is not None
     r = jl("cluster", "check")
     assert r.exit_code == 0 and "Cluster local: ok" in r.stdout
+
+
+def test_repair_goes_on_past_a_file_nothing_can_be_read_of(jl):
+    """cluster check names each damaged cluster and whether a repair can help: one emptied
+    (nothing readable) is said so and not tried, and --repair repairs the next one all the
+    same; --repair is suggested only for one it can repair."""
+    ok(jl("cluster", "add", "a"))
+    _seed(jl)
+    empty(jl.data / "a.db")
+    r = jl("cluster", "check")
+    assert r.exit_code == 1
+    assert r.stderr == "jetlink: 1 damaged cluster database\n", r.stderr  # no --repair hint
+    assert "  nothing in it can be read, so it cannot be repaired; restore it from a " \
+           "backup, or remove it with 'jetlink cluster rm a'\n" in r.stdout, r.stdout
+    checked = {c["name"]: c for c in json.loads(jl("cluster", "check", "-j").stdout)}
+    assert checked["a"]["repairable"] is False and "repairable" not in checked["local"]
+    damage_msgs_leaf(_db(jl))
+    r = jl("cluster", "check")
+    assert r.stderr == ("jetlink: 2 damaged cluster databases: restore from a backup or run "
+                        "'jetlink cluster check local --repair'\n"), r.stderr
+    r = jl("cluster", "check", "--repair", "-j")
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.stdout)
+    assert [x["name"] for x in out["repaired"]] == ["local"]
+    assert {c["name"]: c["ok"] for c in out["clusters"]} == {"a": False, "local": True}
+    assert (jl.data / "a.db").stat().st_size == 0
 
 
 def test_only_changed_files_are_checked_again(jl, monkeypatch):
@@ -676,7 +703,7 @@ def test_a_link_to_nothing_is_no_cluster_and_a_directory_is_a_damaged_one(tmp_pa
         "of the data directory\n")), r.output
     assert (data / "west.db" / "notes.txt").read_text() == "mine"
     r = jl("cluster", "check", "west", "--repair")
-    assert r.exit_code == 1 and r.stderr.endswith(
+    assert r.exit_code == 1 and r.stdout.endswith(
         "or remove it with 'jetlink cluster rm west' (a directory: when it is empty)\n"), r.output
     (data / "west.db" / "notes.txt").unlink()
     r = jl("cluster", "rm", "west", "-f")
@@ -709,7 +736,7 @@ def test_a_loop_of_symbolic_links_is_a_damaged_cluster_not_a_traceback(tmp_path)
                 "levels of symbolic links)" in r.stdout), (args, r.output)
     r = jl("cluster", "check", "loop", "--repair")  # nothing in it can be read
     assert r.exit_code == 1 and "nothing in it can be read, so it cannot be repaired" in \
-        r.stderr, r.output
+        r.stdout, r.output
     r = jl("--cluster", "loop", "stream", "ls")
     assert r.exit_code == 1 and "can not be read (Too many levels of symbolic links)" in \
         r.stderr, r.output
