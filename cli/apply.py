@@ -215,6 +215,10 @@ def export(
     if live is not None:
         doc = live.read(None)
     else:
+        from jetlink.core.store import validate_cluster_name
+
+        for name in clusters or ():  # a name no cluster can have: a usage error (exit 2)
+            validate_cluster_name(name, field="--cluster")
         withheld: list[tuple[str, str, str]] = []
         doc = export_document(data_dir(app, step=False), common.make_clock(),
                               clusters or None, withheld)

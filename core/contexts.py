@@ -142,11 +142,11 @@ class Context:
 
         if (self.tlscert is None) != (self.tlskey is None):
             missing = "tlskey" if self.tlskey is None else "tlscert"
-            raise JetlinkError(f"context {self.name}: a client certificate needs both tlscert "
+            raise UsageError(f"context {self.name}: a client certificate needs both tlscert "
                                f"and tlskey (--tlscert, --tlskey): {missing} is missing",
                                field=missing)
         if self.password is not None and self.user is None:
-            raise JetlinkError(f"context {self.name}: password needs user (--user): a "
+            raise UsageError(f"context {self.name}: password needs user (--user): a "
                                "password alone is no credential", field="password")
         if self.nats_context is not None:
             validate_nats_context_name(self.nats_context)

@@ -492,6 +492,9 @@ def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     assert missing.exit_code == 1 and "cluster nope not found" in missing.stderr
     close = jl("export", "--cluster", "wset")  # the closest cluster, as every verb names it
     assert close.stderr == "jetlink: error: cluster wset not found: did you mean west?\n"
+    bad = jl("export", "--cluster", "a b")  # no cluster can have that name: a usage error
+    assert (bad.exit_code, bad.stderr) == (2, "jetlink: error: invalid cluster name 'a b': use "
+                                              "1 to 64 letters, digits, '_' or '-'\n")
 
 
 PREFIXED_LINK = """

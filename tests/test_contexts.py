@@ -633,7 +633,7 @@ def test_context_add_checks_what_a_connection_needs_before_it_writes(jc):
              "context x: password needs user (--user): a password alone is no credential"),
             (["--nats-context", "../ops"],
              "invalid natscli context name '../ops': use letters, digits, '_', '-' or '.'")):
-        assert error(jc("context", "add", "x", *args, "-j")) == said
+        assert error(jc("context", "add", "x", *args, "-j"), code=2) == said  # usage errors
         assert jc.store.names() == []
     r = ok(jc("context", "add", "x", "--nats-context", "ops"))
     assert r.stderr == (f"jetlink: warning: natscli context ops is not in "
@@ -692,8 +692,8 @@ def test_a_file_from_before_the_connection_rules_still_loads_and_can_be_mended(j
     assert [d["name"] for d in doc(jc("context", "ls", "-j"))] == ["old"]
     ok(jc("context", "select", "old"))
     ok(jc("context", "show", "old"))
-    r = jc("context", "add", "old", "--update", "--timeout", "2s")
-    assert r.exit_code == 1 and "password needs user" in r.stderr
+    r = jc("context", "add", "old", "--update", "--timeout", "2s")  # the result refused
+    assert r.exit_code == 2 and "password needs user" in r.stderr
     ok(jc("context", "add", "old", "--update", "--unset", "password"))
     assert jc.store.load("old").password is None
 

@@ -148,8 +148,8 @@ def validate_nats_context_name(name: object) -> None:
     """A natscli context's name: letters, digits, '_', '-' or '.' (a file name of its
     directory, never a path)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or name in (".", ".."):
-        raise JetlinkError(f"invalid natscli context name {name!r}: use letters, digits, "
-                           "'_', '-' or '.'", field="nats_context")
+        raise UsageError(f"invalid natscli context name {name!r}: use letters, digits, "
+                         "'_', '-' or '.'", field="nats_context")
 
 
 def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:
