@@ -1564,7 +1564,7 @@ def _render_next(app: App, msg: dict[str, Any], data: bytes) -> None:
         output.line(app, "Data:")
         output.line(app)
     output.line(app)
-    output.print_body(app, data, trailing_blank=False)
+    output.print_body(app, data, trailing_blank=False, empty=b"")  # (natscli: Println(""))
 
 
 _ANSWERED = {"ack": "Acknowledged message", "nak": "Negative Acknowledged message",

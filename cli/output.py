@@ -553,12 +553,13 @@ def write_bytes(data: bytes) -> None:
 
 
 def print_body(app: Terminal | None, data: bytes, *, trailing_blank: bool = True,
-               raw: bool = False) -> None:
-    """A message body as natscli prints it: ``nil body`` when empty, else the bytes (as
+               raw: bool = False, empty: bytes = b"nil body") -> None:
+    """A message body as natscli prints it: ``empty`` when there is none (``nil body``, as
+    its stream view and get; its consumer next prints an empty line), else the bytes (as
     text, invalid UTF-8 shown escaped; ``raw``: the bytes exactly, as --raw is for saving
     a body), a newline unless it ends with one, then a blank line."""
     if not data:
-        data = b"nil body"
+        data = empty
     elif not raw:
         data = data.decode("utf-8", errors="backslashreplace").encode("utf-8")
     write_bytes(data if data.endswith(b"\n") else data + b"\n")

@@ -416,6 +416,8 @@ def _record(app: App, acks: list[Any], results: list[dict[str, Any]], per_messag
             line += _domain_part(doc)
             if doc.get("duplicate"):
                 line += " Duplicate: true"
+            if doc.get("val"):  # a counter's value after the increment (ADR-49)
+                line += f" Counter Value: {doc['val']}"
             output.line(app, line)
         results.append(doc)
 

@@ -815,3 +815,14 @@ def test_copy_makes_a_consumer_from_anothers_configuration_not_its_position(jl):
     assert r.exit_code == 1 and "--max-deliver must be more than --backoff-steps" in r.stderr
     assert data_dir_bytes(jl.data) == before
     assert doc(jl("consumer", "info", "ORDERS", "C2", "-j"))["config"]["description"] == "first"
+
+
+def test_next_prints_an_empty_body_as_natscli_does(jl):
+    """natscli's consumer next prints an empty body as an empty line (fmt.Println of the
+    data), where its stream view says "nil body"."""
+    ok(jl("stream", "add", "EB", "--subjects", "eb", "--defaults"))
+    ok(jl("pub", "eb", ""))
+    ok(jl("consumer", "add", "EB", "C", "--pull", "--defaults"))
+    out = ok(jl("consumer", "next", "EB", "C")).stdout
+    assert out.split("\n")[1:] == ["", "", "", "Acknowledged message", "", ""], out
+    assert "nil body" in ok(jl("stream", "view", "EB")).stdout

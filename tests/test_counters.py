@@ -445,3 +445,12 @@ def test_cli_pub_counter_refusal_json(counters_cli):
     assert r.exit_code == 1
     assert json.loads(r.stdout) == {"error": {"code": 400, "err_code": 10170,
                                               "description": "message counter has payload"}}
+
+
+def test_cli_pub_to_a_counter_says_its_value(counters_cli):
+    """natscli's pub line ends with the counter's value after the increment (the ack's
+    val, ADR-49): " Counter Value: N"."""
+    r = counters_cli("pub", "cnt.pv", "", "-H", "Nats-Incr:5")
+    assert r.exit_code == 0 and r.stdout.endswith(" Counter Value: 5\n"), (r.stdout, r.stderr)
+    r = counters_cli("pub", "cnt.pv", "", "-H", "Nats-Incr:-7")
+    assert r.stdout.endswith(" Counter Value: -2\n"), r.stdout
