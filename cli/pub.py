@@ -28,6 +28,7 @@ from jetlink.cli.output import to_doc
 from jetlink.cli.pub_templates import TemplateError, expand, new_batch_id
 from jetlink.core.counts import message_bytes
 from jetlink.core.errors import JetlinkError
+from jetlink.core.numbers import INT64_MAX, INT64_MIN
 
 PUB_HELP = """Publish a message to a subject.
 
@@ -129,7 +130,8 @@ def pub(
         ),
     ] = None,
     count: Annotated[
-        int, typer.Option("--count", metavar="N", min=1, help="Publish N messages.")
+        int, typer.Option("--count", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                          help="Publish N messages (below 1: one, as natscli).")
     ] = 1,
     core: Annotated[
         bool,
@@ -203,6 +205,7 @@ def pub(
     json_output: JsonOption = False,
 ) -> None:
     app = App.of(ctx)
+    count = max(count, 1)  # natscli's pub: a count below 1 publishes one message
     _check_modes(core=core, atomic=atomic, fast=fast, batch_size=batch_size, batch_id=batch_id,
                  continue_on_gap=continue_on_gap, flow=flow, max_outstanding=max_outstanding)
     if jetstream and core:

@@ -19,6 +19,7 @@ from jetlink.cli.app import App
 from jetlink.cli.common import open_jetstream, usage
 from jetlink.cli.options import WAIT, JsonLinesOption
 from jetlink.cli.output import to_doc
+from jetlink.core.numbers import UINT64_MAX
 
 # How long one wait for a message lasts before checking --wait again.
 POLL_SECONDS = 0.5
@@ -37,7 +38,8 @@ def sub(
     count: Annotated[
         int | None,
         typer.Option(
-            "--count", metavar="N", min=1, help="Quit after receiving this many messages."
+            "--count", metavar="N", min=0, max=UINT64_MAX,
+            help="Quit after receiving this many messages (0: no limit, as natscli)."
         ),
     ] = None,
     wait: Annotated[
@@ -72,6 +74,8 @@ def sub(
     document.
     """
     app = App.of(ctx)
+    if count == 0:  # natscli's sub: no limit
+        count = None
     idle_ns = None
     if wait is not None:
         from jetlink.cli.stream_flags import parse_duration_flag

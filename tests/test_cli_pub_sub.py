@@ -110,6 +110,10 @@ def test_pub_prints_the_puback(jl):
     ]
     stored = doc(jl("stream", "view", "ORDERS", "--id", "3", "-j"))
     assert [m["data"] for m in stored] == ["bjE=", "bjI="]  # n1, n2
+    # natscli's pub: a count below 1 publishes one message
+    for n in ("0", "-3"):
+        assert ok(jl("pub", "orders.new", "x", "--count", n)).stdout.count("Stored in") == 1
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["messages"] == 6
 
 
 def test_pub_headers_and_duplicates(jl):
@@ -309,7 +313,8 @@ def test_sub_gives_the_messages_of_several_subscriptions_in_publication_order():
 
 
 def test_sub_human_output_and_wait(jl):
-    follower = _jetlink(jl.data, "sub", "orders.*", "--wait", "1s")
+    # (--count 0 is natscli's "no limit": the two messages below, then --wait ends it)
+    follower = _jetlink(jl.data, "sub", "orders.*", "--wait", "1s", "--count", "0")
     try:
         assert follower.stderr.readline() == "Subscribing on orders.*\n"
         ok(jl("pub", "orders.new", "hello", "-H", "K:v"))
