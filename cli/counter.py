@@ -159,11 +159,5 @@ def list_(ctx: typer.Context,
     app.emit(found, human=lambda a, d: output.lines(a, d))
 
 
-# natscli's aliases: incr, decr, ls (hidden from help and completion lists).
-counter_app.command("incr", hidden=True, context_settings=_SIGNED)(increment)
-counter_app.command("decr", hidden=True, context_settings=_SIGNED)(decrement)
-counter_app.command("ls", hidden=True)(list_)
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(counter_app, name="counter")
