@@ -168,6 +168,10 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         doc["headers_only"] = True
     if values.get("max_pull_batch"):
         doc["max_batch"] = values["max_pull_batch"]
+    if (values.get("max_pull_bytes") or 0) > 0:
+        doc["max_bytes"] = values["max_pull_bytes"]
+    if (values.get("sample") or 0) > 0:  # natscli's add: a percentage above 0
+        doc["sample_freq"] = _sample(values["sample"])
     if values.get("max_pull_expire") is not None:
         doc["max_expires"] = parse_duration_flag(
             values["max_pull_expire"], flag="--max-pull-expire"
@@ -187,6 +191,14 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         doc["pause_until"] = _rfc3339(parse_pause_until(values["pause"], now_ns, "--pause"))
     doc.update(_priority_doc(values))
     return doc
+
+
+def _sample(pct: int) -> str:
+    """natscli's --sample: a percentage 0 to 100, kept as the server's sample_freq text."""
+    if not 0 <= pct <= 100:
+        raise usage(f"invalid value for --sample: {pct}: sample percent is not between 0 "
+                    "and 100")
+    return str(pct) if pct else ""
 
 
 def _last_per_subject_filter(doc: dict[str, Any]) -> None:
@@ -377,6 +389,40 @@ ReplayOpt = Annotated[
                  help="Replay policy (instant, original)."),
 ]
 
+MaxPullBytesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-pull-bytes", metavar="BYTES", min=INT64_MIN, max=INT64_MAX,
+        help="Maximum max bytes a pull request may ask for."
+    ),
+]
+
+SampleOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--sample", metavar="PERCENT", min=INT64_MIN, max=INT64_MAX,
+        help="Percentage of acknowledgements to sample for monitoring (0 to 100)."
+    ),
+]
+
+BackoffOpt = Annotated[
+    Literal["linear", "none"] | None,
+    typer.Option("--backoff", metavar="MODE",
+                 help="Creates a backoff policy using an algorithm (none, linear)."),
+]
+BackoffStepsOpt = Annotated[
+    int, typer.Option("--backoff-steps", metavar="N", min=INT64_MIN, max=INT64_MAX,
+                      help="Number of steps of the backoff policy.")
+]
+BackoffMinOpt = Annotated[
+    str, typer.Option("--backoff-min", metavar="DURATION", parser=DURATION,
+                      help="The shortest backoff period.")
+]
+BackoffMaxOpt = Annotated[
+    str, typer.Option("--backoff-max", metavar="DURATION", parser=DURATION,
+                      help="The longest backoff period.")
+]
+
 InactiveThresholdOpt = Annotated[
     str | None,
     typer.Option(
@@ -455,23 +501,12 @@ def add(
             "--defaults", help="Accept natscli's default values for everything not given."
         ),
     ] = False,
-    backoff: Annotated[
-        Literal["linear", "none"] | None,
-        typer.Option("--backoff", metavar="MODE",
-                     help="Creates a backoff policy using an algorithm (none, linear)."),
-    ] = None,
-    backoff_steps: Annotated[
-        int, typer.Option("--backoff-steps", metavar="N",
-                          help="Number of steps of the backoff policy.")
-    ] = 10,
-    backoff_min: Annotated[
-        str, typer.Option("--backoff-min", metavar="DURATION", parser=DURATION,
-                          help="The shortest backoff period.")
-    ] = "1m",
-    backoff_max: Annotated[
-        str, typer.Option("--backoff-max", metavar="DURATION", parser=DURATION,
-                          help="The longest backoff period.")
-    ] = "20m",
+    backoff: BackoffOpt = None,
+    backoff_steps: BackoffStepsOpt = 10,
+    backoff_min: BackoffMinOpt = "1m",
+    backoff_max: BackoffMaxOpt = "20m",
+    max_pull_bytes: MaxPullBytesOpt = None,
+    sample: SampleOpt = None,
     pause: Annotated[
         str | None,
         typer.Option("--pause", metavar="UNTIL",
@@ -545,6 +580,8 @@ def add(
                 ("backoff_steps", backoff_steps), ("backoff_min", backoff_min),
                 ("backoff_max", backoff_max))},
             "pause": pause,
+            "max_pull_bytes": max_pull_bytes,
+            "sample": sample,
             "pinned_groups": pinned_groups,
             "pinned_ttl": pinned_ttl,
             "overflow_groups": overflow_groups,
@@ -658,6 +695,17 @@ def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         put("num_replicas", values["replicas"])
     if values.get("metadata"):
         put("metadata", parse_metadata(values["metadata"]))
+    if (values.get("max_pull_bytes") or 0) > 0:
+        put("max_bytes", values["max_pull_bytes"])
+    if values.get("sample") not in (None, -1):  # natscli's edit: 0 turns sampling off
+        put("sample_freq", _sample(values["sample"]))
+    if values.get("backoff"):  # natscli's edit: the new policy ("none": none), unlimited
+        out.pop("backoff", None)  # deliveries (the server's rule: more than its steps)
+        out.update(_backoff_doc(values))
+        out["max_deliver"] = -1
+    elif any(values.get(k) is not None for k in ("backoff_steps", "backoff_min",
+                                                 "backoff_max")):
+        _backoff_doc(values)  # (refused: they shape a backoff --backoff gives)
     return out
 
 
@@ -691,6 +739,12 @@ def edit(
             help="Replaces the consumer's metadata (repeatable).",
         ),
     ] = None,
+    max_pull_bytes: MaxPullBytesOpt = None,
+    sample: SampleOpt = None,
+    backoff: BackoffOpt = None,
+    backoff_steps: BackoffStepsOpt = 10,
+    backoff_min: BackoffMinOpt = "1m",
+    backoff_max: BackoffMaxOpt = "20m",
     force: Annotated[bool, force_option("Edit")] = False,
     dry_run: Annotated[
         bool,
@@ -740,6 +794,12 @@ def edit(
         "inactive_threshold": inactive_threshold,
         "replicas": replicas,
         "metadata": metadata,
+        "max_pull_bytes": max_pull_bytes,
+        "sample": sample,
+        "backoff": backoff,
+        **{key: value if given(ctx, key) else None for key, value in (
+            ("backoff_steps", backoff_steps), ("backoff_min", backoff_min),
+            ("backoff_max", backoff_max))},
     }
     base = current_json = old.to_json()
     if config is not None:
@@ -818,7 +878,8 @@ def copy_config(doc: dict[str, Any], dest: str, values: dict[str, Any],
 
     out = {k: v for k, v in doc.items() if k not in ("name", "durable_name")}
     out["durable_name"] = dest
-    out = edit_config(out, values)
+    # (the backoff as a new consumer chooses it, below: not as edit replaces one)
+    out = edit_config(out, {k: v for k, v in values.items() if not k.startswith("backoff")})
     if values.get("deliver") is not None:
         for key in ("deliver_policy", "opt_start_seq", "opt_start_time"):
             out.pop(key, None)

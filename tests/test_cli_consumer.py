@@ -826,3 +826,26 @@ def test_next_prints_an_empty_body_as_natscli_does(jl):
     out = ok(jl("consumer", "next", "EB", "C")).stdout
     assert out.split("\n")[1:] == ["", "", "", "Acknowledged message", "", ""], out
     assert "nil body" in ok(jl("stream", "view", "EB")).stdout
+
+
+def test_max_pull_bytes_sample_and_an_edited_backoff_as_natscli(jl):
+    """natscli's --max-pull-bytes (max_bytes) and --sample (sample_freq, 0 to 100) on add
+    and edit; edit's --backoff sets the new policy ("none": none) with unlimited deliveries,
+    as natscli's edit does."""
+    cfg = doc(jl("consumer", "add", "ORDERS", "S", "--pull", "--defaults", "--max-pull-bytes",
+                 "1024", "--sample", "50", "-j"))["config"]
+    assert (cfg["max_bytes"], cfg["sample_freq"]) == (1024, "50")
+    assert "Sampling Rate: 50" in ok(jl("consumer", "info", "ORDERS", "S")).stdout
+    r = jl("consumer", "add", "ORDERS", "T", "--pull", "--defaults", "--sample", "101")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: invalid value for --sample: 101: "
+                                          "sample percent is not between 0 and 100\n")
+    cfg = doc(jl("consumer", "edit", "ORDERS", "S", "--sample", "0", "--max-pull-bytes",
+                 "2048", "--backoff", "linear", "--backoff-steps", "3", "-f", "-j"))["config"]
+    assert "sample_freq" not in cfg and cfg["max_bytes"] == 2048
+    assert (cfg["backoff"], cfg["max_deliver"]) == (
+        [60_000_000_000, 440_000_000_000, 820_000_000_000], -1)
+    cfg = doc(jl("consumer", "edit", "ORDERS", "S", "--backoff", "none", "-f", "-j"))["config"]
+    assert "backoff" not in cfg and cfg["max_deliver"] == -1
+    r = jl("consumer", "edit", "ORDERS", "S", "--backoff-min", "1s", "-f")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: --backoff-min shapes a backoff: "
+                                          "give --backoff linear\n")

@@ -64,6 +64,10 @@ SCRIPT: list[str] = [
     # no such consumer or stream: said at once (the server's RESET has no one to answer it)
     "consumer reset S NOPE -f",
     "consumer reset NOSTREAM X -f -j",
+    # natscli's --max-pull-bytes and --sample, and edit's --backoff
+    "consumer add S B --defaults --max-pull-bytes 1024 --sample 50 -j",
+    "consumer edit S B --sample 0 --backoff linear --backoff-steps 3 -f -j",
+    "consumer edit S B --backoff none --max-pull-bytes 2048 -f -j",
     # a name no stream can have: the server's 404 stream not found, said before asking
     "consumer info S.X C -j",
     "consumer info S.X C",
