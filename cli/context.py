@@ -414,8 +414,8 @@ def select(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -
     env_context = _env(ENV_CONTEXT)
     if env_context and env_context != name and not app.json:
         output.notice(app, f"{ENV_CONTEXT}={env_context} overrides the selected context")
-    doc = context_doc(store, context, name)
-    app.emit(doc, human=lambda a, d: output.line(a, f"Context {name} is selected"))
+    app.emit(_show_doc(ctx, store, context),
+             human=lambda a, d: output.line(a, f"Context {name} is selected"))
 
 
 @context_app.command("show")
@@ -466,14 +466,22 @@ def show(
                 render_target(a, d["target"])))
             return
         context = found
+    app.emit(_show_doc(ctx, store, context), human=render_context)
+
+
+def _show_doc(ctx: typer.Context, store: Any, context: Any) -> dict[str, Any]:
+    """context show's document of ``context``: its settings, what overrides it, and where
+    the commands go (``target``)."""
+    from jetlink.cli.common import named_context
+
+    named, _source = named_context(ctx)
     selected = _selected(store)
     in_force = named if named is not None else selected
-    doc = {
+    return {
         **context_doc(store, context, selected),
         "overridden_by": overridden_by(context.name, in_force, context),
         "target": target_doc(ctx, None if context.name == in_force else context),
     }
-    app.emit(doc, human=render_context)
 
 
 @context_app.command("info")

@@ -356,8 +356,11 @@ def test_ls(jc):
 def test_select(jc, env):
     ok(jc("context", "add", "a", "--cluster", "ac"))
     ok(jc("context", "add", "b"))
-    assert doc(jc("context", "select", "a", "-j")) == ctx_doc(jc, "a", cluster="ac",
-                                                               selected=True)
+    selected = doc(jc("context", "select", "a", "-j"))
+    # context show's document (what overrides it, where commands go), as the help says
+    assert selected == doc(jc("context", "show", "a", "-j"))
+    assert {k: v for k, v in selected.items() if k not in ("overridden_by", "target")} == \
+        ctx_doc(jc, "a", cluster="ac", selected=True)
     r = ok(jc("context", "select", "b"))
     assert (r.stdout, r.stderr) == ("Context b is selected\n", "")
     assert (jc.config / "context.txt").read_text() == "b\n"
