@@ -61,7 +61,17 @@ def _json_default(value: Any) -> Any:
 
 def to_json(data: Any) -> str:
     """The JSON text jetlink prints: indent 2, UTF-8 kept as is, key order preserved."""
-    return json.dumps(data, indent=2, ensure_ascii=False, default=_json_default)
+    return _escaped(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default))
+
+
+def _escaped(text: str) -> str:
+    r"""JSON text whose strings hold bytes that are not UTF-8 (a path or an argument held as
+    lone surrogates, ``\udcff``) with those written as JSON escapes: the output stays UTF-8
+    (written as is, the byte itself would make it invalid), and a JSON reader gets the same
+    string back (Python's ``os.fsencode`` of it, the original bytes)."""
+    if not any("\udc80" <= c <= "\udcff" for c in text):
+        return text
+    return "".join(f"\\u{ord(c):04x}" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
 def print_json(data: Any, *, file: Any = None) -> None:
@@ -528,8 +538,8 @@ def name_or_ask(name: str | None, question: str, *, argument: str, what: str) ->
 
 def json_line(data: Any) -> None:
     """One compact JSON document on one line (``jetlink sub --json`` prints JSON lines)."""
-    sys.stdout.write(
-        json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_json_default) + "\n"
+    sys.stdout.write(_escaped(
+        json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_json_default)) + "\n"
     )
     sys.stdout.flush()
 

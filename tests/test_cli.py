@@ -647,6 +647,22 @@ def test_a_value_that_is_not_utf8_is_a_usage_error_not_a_traceback(jl, args):
     assert data_dir_bytes(jl.data) == before
 
 
+def test_json_output_stays_utf8_with_a_path_that_is_not(tmp_path, capsys):
+    """A data directory whose name holds a byte that is not UTF-8: --json writes it as a
+    JSON escape (\\udcff), so stdout is valid UTF-8 JSON and reads back as the same path."""
+    import os
+
+    from jetlink.cli.main import run
+
+    data = os.fsdecode(os.fsencode(str(tmp_path)) + b"/x\xff")
+    with pytest.raises(SystemExit):
+        run(["--data-dir", data, "stream", "ls", "-j"])
+    out = capsys.readouterr().out
+    out.encode("utf-8")  # (a lone surrogate written as is would not encode)
+    assert "\\udcff" in out
+    assert json.loads(out)["error"]["description"].startswith(f"data directory {data} ")
+
+
 def test_a_config_file_with_text_that_is_not_utf8_is_refused_naming_the_field(jl, tmp_path):
     """A --config whose string holds a lone surrogate (a \\udcff escape): the server's 10025
     naming the field, nothing stored (no later answer could be written out)."""
