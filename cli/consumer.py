@@ -1080,8 +1080,9 @@ def find(
     q = ConsumerQuery(
         pull=pull, push=push, bound=bound, pinned=pinned, ack_pending=max(ack_pending, 0),
         waiting=max(waiting, 0), pending=pending,
-        created_ns=read_duration(created) if created is not None else None,
-        delivered_ns=read_duration(idle) if idle is not None else None,
+        # (a duration of 0 leaves its criterion out, as natscli's > 0 test)
+        created_ns=(read_duration(created) or None) if created is not None else None,
+        delivered_ns=(read_duration(idle) or None) if idle is not None else None,
         replicas=replicas, leader=leader or None, api_level=api_level, invert=invert)
     found = query_consumers([to_doc(i) for i in open_jetstream(app).consumers(stream)], q,
                             now_ns=now_ns())

@@ -726,9 +726,9 @@ def find(
     from jetlink.core.queries import StreamQuery, pattern, query_streams
 
     app = App.of(ctx)
-    q = StreamQuery(
-        created_ns=read_duration(created) if created is not None else None,
-        idle_ns=read_duration(idle) if idle is not None else None,
+    q = StreamQuery(  # (a duration of 0 leaves its criterion out, as natscli's > 0 test)
+        created_ns=(read_duration(created) or None) if created is not None else None,
+        idle_ns=(read_duration(idle) or None) if idle is not None else None,
         empty=empty, consumers=consumers if consumers >= 0 else None,
         cluster=pattern(cluster, field="--cluster") if cluster is not None else None,
         subject=subject or None,

@@ -120,6 +120,9 @@ def test_stream_find_on_the_engine(jl, cli_clock, utc):
     assert ok(jl("stream", "find", "--empty", "--subject", ">", "-n")).stdout == \
         "EMPTY\nKV_B\n"
     assert ok(jl("stream", "find", "--idle", "1m", "--empty", "--invert", "-n")).stdout == ""
+    # a duration of 0 is no criterion (natscli's flag test is > 0)
+    assert ok(jl("stream", "find", "--idle", "0", "--created", "0", "-n")).stdout == \
+        ok(jl("stream", "find", "-n")).stdout
     r = ok(jl("stream", "find", "--subject", "orders.>"))
     assert r.stdout.splitlines()[0].rstrip() == "Streams matching orders.>"
     assert re.search(r"│ ORDERS +│ +│ 2026-01-01 00:00:00 │ 1 +│ \d+ B │ 2m0s +│",
@@ -232,6 +235,7 @@ def test_consumer_find_on_the_engine(jl, cli_clock):
     assert json.loads(ok(jl("consumer", "find", "ORDERS", "--idle", "1m", "-j")).stdout) == \
         ["C1"]
     assert ok(jl("consumer", "find", "ORDERS", "--idle", "10s")).stdout == ""
+    assert ok(jl("consumer", "find", "ORDERS", "--idle", "0")).stdout == "C1\nC2\n"
     assert ok(jl("consumer", "find", "ORDERS", "--push")).stdout == ""
     r = jl("consumer", "find", "ORDERS", "--pull", "--push")
     assert r.exit_code == 2 and r.stderr == \
