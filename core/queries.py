@@ -133,6 +133,21 @@ class ConsumerQuery:
             raise UsageError("cannot match pull and push concurrently", field="--pull")
 
 
+def _leader_and_level(q: StreamQuery | ConsumerQuery, info: dict[str, Any],
+                      cfg: dict[str, Any], what: str) -> bool:
+    """jsm.go's last two matchers, the same for streams and consumers: the leader (no
+    cluster information: never found) and the API level needed."""
+    cluster = _cluster(info)
+    if q.leader is not None and (cluster is None or (
+            cluster.get("leader", "") == q.leader) == q.invert):
+        return False
+    if q.api_level > 0:
+        need = _api_level(cfg, what)
+        if not (need < q.api_level if q.invert else need >= q.api_level):
+            return False
+    return True
+
+
 def _fewer(value: int, bound: int, invert: bool) -> bool:
     """jsm.go's ack-pending / waiting / pending rule: some, and fewer (inverted: more)."""
     return value > 0 and (value > bound if invert else value < bound)
@@ -173,15 +188,7 @@ def _consumer_found(q: ConsumerQuery, info: dict[str, Any], now_ns: int) -> bool
         r = int(cfg.get("num_replicas") or 0)
         if not (r >= q.replicas if q.invert else r <= q.replicas):
             return False
-    cluster = _cluster(info)
-    if q.leader is not None and (cluster is None or not holds(
-            cluster.get("leader", "") == q.leader)):
-        return False
-    if q.api_level > 0:
-        need = _api_level(cfg, "consumer")
-        if not (need < q.api_level if q.invert else need >= q.api_level):
-            return False
-    return True
+    return _leader_and_level(q, info, cfg, "consumer")
 
 
 def query_consumers(infos: Iterable[dict[str, Any]], q: ConsumerQuery, *,
@@ -231,14 +238,7 @@ def _found(q: StreamQuery, info: dict[str, Any], now_ns: int) -> bool:
         return False
     if q.mirrored and not holds(cfg.get("mirror") is not None):
         return False
-    if q.leader is not None and (cluster is None or not holds(
-            cluster.get("leader", "") == q.leader)):
-        return False
-    if q.api_level > 0:
-        need = _api_level(cfg)
-        if not (need < q.api_level if q.invert else need >= q.api_level):
-            return False
-    return True
+    return _leader_and_level(q, info, cfg, "stream")
 
 
 def query_streams(infos: Iterable[dict[str, Any]], q: StreamQuery, *,
