@@ -327,8 +327,19 @@ CLIP_KEEP = 40  # ... to its first this many characters
 
 def quoted(value: object) -> str:
     """``value`` as a message quotes it: ``repr`` of the text :func:`clip` leaves (its
-    count the text's own length), ``repr`` of anything that is not text (None, a number)."""
-    return repr(clip(value)) if isinstance(value, str) else repr(value)
+    count the text's own length), ``repr`` of anything that is not text (None, a number).
+    A byte that is not UTF-8 (held as a lone surrogate) is shown as the byte, ``'x\\xff'``,
+    as the usage error of such an argument shows it."""
+    if not isinstance(value, str):
+        return repr(value)
+    text = repr(clip(value))
+    if "\\udc" not in text:
+        return text
+    import re  # (only here: a quoted byte that is not UTF-8 is rare)
+
+    # an escape of repr's own (an even number of backslashes before it), never the text's
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\udc([89a-f][0-9a-f])",
+                  lambda m: f"{m.group(1)}\\x{m.group(2)}", text)
 
 
 def clip(value: str, over: int = CLIP_OVER, keep: int = CLIP_KEEP) -> str:

@@ -683,3 +683,21 @@ def test_a_payload_that_is_not_utf8_keeps_its_bytes(jl):
     assert jl("stream", "add", "S", "--subjects", "s.>", "--defaults").exit_code == 0
     assert jl("pub", "s.x", "a\udcff").exit_code == 0
     assert json.loads(jl("stream", "get", "S", "1", "-j").stdout)["data"] == "Yf8="
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (["--cluster", "x\udcff", "stream", "ls"],
+     "jetlink: error: --cluster: invalid cluster name 'x\\xff': use 1 to 64 letters, "
+     "digits, '_' or '-'\n"),
+    (["--context", "x\udcff", "stream", "ls"],
+     "jetlink: error: invalid context name 'x\\xff': use 1 to 100 letters, digits, '_' or "
+     "'-' (from --context)\n"),
+    (["kv", "get", "B\udcff", "k"],
+     'jetlink: error: nats: invalid bucket name "B\\xff": bucket names may contain only '
+     'letters, digits, "_" and "-"\n'),
+])
+def test_a_name_that_is_not_utf8_is_quoted_as_the_bytes_given(jl, args, line):
+    """Every quoted name shows a byte that is not UTF-8 as the byte (\\xff), never Python's
+    surrogate (\\udcff)."""
+    r = jl(*args)
+    assert r.stderr == line, r.stderr

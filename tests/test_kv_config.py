@@ -636,6 +636,7 @@ def test_buckets_that_copy_send_the_window_nats_go_sends(ttl, window):
     ("a\x1b[31mRED", '"a\\x1b[31mRED"'),
     ("a\x01b", '"a\\x01b"'),
     ('say "hi"', '"say \\"hi\\""'),
+    ("k\udcff", '"k\\xff"'),  # a byte that is not UTF-8: Go's %q shows the byte
 ])
 def test_a_refused_key_is_quoted_as_go_quotes_it(key, quoted):
     """A control character in a refused key is escaped (%q), never written raw to the

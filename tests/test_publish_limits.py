@@ -94,6 +94,19 @@ def test_clip(value, shown):
     assert clip(value) == shown
 
 
+@pytest.mark.parametrize("value,shown", [
+    ("ok", "'ok'"),
+    (None, "None"),
+    ("x\udcff", "'x\\xff'"),  # a byte that is not UTF-8: shown as the byte given
+    ("a\\udcff", "'a\\\\udcff'"),  # the text's own backslash stays the text's
+    ("x\\\udcfe", "'x\\\\\\xfe'"),
+])
+def test_quoted(value, shown):
+    from jetlink.core.errors import quoted
+
+    assert quoted(value) == shown
+
+
 def test_no_stream_error_cuts_the_subject():
     subject = "x" * BIG
     err = NoStreamError(subject)

@@ -168,6 +168,8 @@ def go_quote(s: str) -> str:
             out.append(_GO_ESCAPES[ch])
         elif ch.isprintable():
             out.append(ch)
+        elif "\udc80" <= ch <= "\udcff":  # a byte that is not UTF-8 (surrogateescape):
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")  # Go quotes an invalid byte as \xNN
         elif ord(ch) < 0x80:
             out.append(f"\\x{ord(ch):02x}")
         elif ord(ch) <= 0xFFFF:
