@@ -647,6 +647,25 @@ def _backoff_explained(cfg: Any) -> Iterator[None]:
         raise
 
 
+def _edit_base(config: Path, name: str, current: dict[str, Any]) -> dict[str, Any]:
+    """consumer edit --config FILE: the file's configuration, with the consumer's identity
+    as it has it (no false line in the diff); a file of another consumer is refused."""
+    from jetlink.cli.stream import public_config
+
+    loaded = public_config(_load_config(config))
+    named = {loaded.get(k) for k in ("name", "durable_name")} - {None, ""}
+    if named - {name}:  # the file is another consumer's: not silently applied to this
+        raise usage(f"--config {config} is the configuration of consumer "
+                    f"{sorted(named - {name})[0]}, not {name} (edit that one, or give "
+                    "this one's name in the file)")
+    for key in ("name", "durable_name"):
+        if base_name := current.get(key):
+            loaded[key] = base_name
+        else:
+            loaded.pop(key, None)
+    return loaded
+
+
 def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """natscli's consumer edit: the flags given applied to a ConsumerConfig document (a
     copy); the flags not given keep the current values."""
@@ -801,20 +820,8 @@ def edit(
             ("backoff_steps", backoff_steps), ("backoff_min", backoff_min),
             ("backoff_max", backoff_max))},
     }
-    base = current_json = old.to_json()
-    if config is not None:
-        loaded = public_config(_load_config(config))
-        named = {loaded.get(k) for k in ("name", "durable_name")} - {None, ""}
-        if named - {name}:  # the file is another consumer's: not silently applied to this
-            raise usage(f"--config {config} is the configuration of consumer "
-                        f"{sorted(named - {name})[0]}, not {name} (edit that one, or give "
-                        "this one's name in the file)")
-        base = loaded  # (the identity as the consumer has it: no false line in the diff)
-        for key in ("name", "durable_name"):
-            if base_name := current_json.get(key):
-                base[key] = base_name
-            else:
-                base.pop(key, None)
+    current_json = old.to_json()
+    base = current_json if config is None else _edit_base(config, name, current_json)
     new = consumer_config(edit_config(base, values))
     # compared as the server stores it (its defaults filled in: --wait 0 is its 30s)
     from jetlink.core.config.consumer import check_consumer_config

@@ -129,6 +129,15 @@ def _record_json(ctx: typer.Context, value: bool) -> bool:
     return value
 
 
+TranslateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--translate", metavar="CMD", show_default=False,
+        help="Print each body through the command CMD (natscli's: the body on its standard "
+        "input; {{ Subject }} and {{ Stream }} in CMD).",
+    ),
+]
+
 JsonOption = Annotated[
     bool,
     typer.Option(

@@ -22,6 +22,7 @@ StoredMsg, a list of names...). Human output follows natscli's layout.
 """
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -42,6 +43,7 @@ from jetlink.cli.options import (
     ForceOption,
     JsonOption,
     StreamArg,
+    TranslateOption,
     config_option,
     force_option,
     output_config_option,
@@ -1726,6 +1728,7 @@ def get(
             help="Retrieves the last message for a specific subject.",
         ),
     ] = None,
+    translate: TranslateOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Retrieve a message from a stream.
@@ -1734,7 +1737,10 @@ def get(
     StoredMsg as $JS.API.STREAM.MSG.GET returns it: {"subject", "seq", "hdrs": the header
     block in base64 (absent without headers), "data": base64 (absent when empty), "time"}.
     """
+    from jetlink.cli import translate as T
+
     app = App.of(ctx)
+    translate = T.checked(translate)
     if seq is None and last_for is None:
         raise usage("give a message sequence (SEQ) or --last-for SUBJECT")
     if seq is not None and last_for is not None:
@@ -1750,10 +1756,12 @@ def get(
             err.detail = (f"{name}#{seq}" if seq is not None  # retrieve ORDERS#99"
                           else f"the last message of {last_for} in {name}")
         raise
-    app.emit(msg.api_doc(), human=lambda a, _d: render_get(a, name, to_doc(msg)))
+    app.emit(msg.api_doc(), human=lambda a, _d: render_get(a, name, to_doc(msg),
+                                                            translate=translate))
 
 
-def render_get(app: App, stream: str, msg: dict[str, Any]) -> None:
+def render_get(app: App, stream: str, msg: dict[str, Any], *,
+               translate: str | None = None) -> None:
     """natscli's stream get: ``Item: STREAM#SEQ received TIME (AGO) on Subject S``."""
     ns = output.rfc3339_ns(msg.get("time"))
     ago = output.since(max(now_ns() - ns, 0))
@@ -1767,7 +1775,13 @@ def render_get(app: App, stream: str, msg: dict[str, Any]) -> None:
         output.line(app, "Headers:")
         output.print_headers(app, msg["headers"], indent="  ")
         output.line(app)
-    output.print_body(app, output.body_text(msg.get("data", "")))
+    if translate is None:
+        output.print_body(app, output.body_text(msg.get("data", "")))
+    else:
+        from jetlink.cli import translate as T
+
+        T.print_body(app, output.body_text(msg.get("data", "")), translate,
+                     msg["subject"], stream)
 
 
 VIEW_PAGE = 10  # natscli's page size
@@ -1809,6 +1823,7 @@ def view(
         bool, typer.Option("--all", help="Do not page on a terminal (as --page 0).")
     ] = False,
     raw: Annotated[bool, typer.Option("--raw", help="Show the raw data received.")] = False,
+    translate: TranslateOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """View the messages of a stream.
@@ -1820,9 +1835,11 @@ def view(
     Not on a terminal (a pipe, a file, a script) every message is printed as it is read,
     without a question. With --json: a list of messages (no paging).
     """
+    from jetlink.cli import translate as T
     from jetlink.cli.stream_flags import parse_duration_flag
 
     app = App.of(ctx)
+    translate = T.checked(translate)
     start_time = None
     if since is not None:
         start_time = now_ns() - parse_duration_flag(since, flag="--since")
@@ -1853,7 +1870,12 @@ def view(
         if paged and shown and shown % paged == 0:
             if not output.ask_yes_no("Next page?", default=True):
                 return
-        output.print_message(app, to_doc(msg), _render_viewed, raw=raw)
+        if raw and translate is not None:
+            T.print_body(app, msg.data, translate, msg.subject, name, trailing_blank=False)
+        else:
+            output.print_message(app, to_doc(msg), _render_viewed if translate is None else
+                                 functools.partial(_render_viewed, translate=translate,
+                                                   stream=name), raw=raw)
         shown += 1
         if count is not None and shown >= count:
             break
@@ -1861,15 +1883,22 @@ def view(
         output.notice(app, "No messages")
 
 
-def _render_viewed(app: App, msg: dict[str, Any], data: bytes) -> None:
-    """natscli's stream view: ``[SEQ] Subject: S Received: TIME``, the headers, the body."""
+def _render_viewed(app: App, msg: dict[str, Any], data: bytes, *,
+                   translate: str | None = None, stream: str = "") -> None:
+    """natscli's stream view: ``[SEQ] Subject: S Received: TIME``, the headers, the body
+    (through --translate's command when given)."""
     when = output.local_time(msg.get("time"))
     output.line(app, f"[{msg['seq']}] Subject: {msg['subject']} Received: {when}")
     if msg.get("headers"):
         output.line(app)
         output.print_headers(app, msg["headers"], indent="  ")
     output.line(app)
-    output.print_body(app, data)
+    if translate is None:
+        output.print_body(app, data)
+    else:
+        from jetlink.cli import translate as T
+
+        T.print_body(app, data, translate, msg["subject"], stream)
 
 
 def _check_filter(option: str, value: str) -> None:

@@ -17,7 +17,7 @@ import typer
 from jetlink.cli import common, output
 from jetlink.cli.app import App
 from jetlink.cli.common import open_jetstream, usage
-from jetlink.cli.options import WAIT, JsonLinesOption
+from jetlink.cli.options import WAIT, JsonLinesOption, TranslateOption
 from jetlink.cli.output import to_doc
 from jetlink.core.numbers import UINT64_MAX
 
@@ -57,6 +57,7 @@ def sub(
                      help="Subscribe as a member of this queue group: each message goes to "
                      "one member.", show_default=False),
     ] = None,
+    translate: TranslateOption = None,
     json_output: JsonLinesOption = False,
 ) -> None:
     """Follow messages published on subjects.
@@ -73,7 +74,10 @@ def sub(
     replicate --follow, positions sync --follow, topic consume --follow): not a single
     document.
     """
+    from jetlink.cli import translate as T
+
     app = App.of(ctx)
+    translate = T.checked(translate)
     if count == 0:  # natscli's sub: no limit
         count = None
     idle_ns = None
@@ -102,7 +106,7 @@ def sub(
             if app.json:
                 output.json_line(doc)
             else:
-                render_message(app, received, doc, raw=raw)
+                render_message(app, received, doc, raw=raw, translate=translate)
             if count is not None and received >= count:
                 break
     finally:
@@ -148,15 +152,29 @@ def _next_of(subscriptions: list[Any]) -> Any:
     return next_msg
 
 
-def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False) -> None:
-    """natscli's sub output: ``[#1] Received on "SUBJECT"``, the headers, the body."""
+def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False,
+                   translate: str | None = None) -> None:
+    """natscli's sub output: ``[#1] Received on "SUBJECT"``, the headers, the body (through
+    --translate's command: natscli's sub gives it the subject, no stream)."""
 
     def human(app: App, msg: dict[str, Any], data: bytes) -> None:
         output.line(app, f'[#{n}] Received on "{msg["subject"]}"')
         if msg.get("headers"):
             output.print_headers(app, msg["headers"])
             output.line(app)
-        output.print_body(app, data)
+        if translate is None:
+            output.print_body(app, data)
+        else:
+            from jetlink.cli import translate as T
+
+            T.print_body(app, data, translate, msg["subject"], "")
+
+    if raw and translate is not None:  # natscli's compact form: no subject given to CMD
+        from jetlink.cli import translate as T
+
+        T.print_body(app, output.body_text(msg.get("data", "")), translate, "", "",
+                     trailing_blank=False)
+        return
 
     output.print_message(app, msg, human, raw=raw)
 
