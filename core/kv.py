@@ -80,6 +80,7 @@ from .config.kvnames import (
     KV_STREAM_PREFIX,
     bucket_of_stream,
     kv_stream_name,
+    kv_subjects,
     validate_bucket_name,
     validate_key,
     validate_key_filter,
@@ -118,6 +119,21 @@ ROLLUP = "Nats-Rollup"
 MSG_TTL = "Nats-TTL"
 # nats.go's kvDefaultPurgeDeletesMarkerThreshold: PurgeDeletes keeps younger markers.
 PURGE_DELETES_MARKER_AGE_NS = 30 * 60 * 1_000_000_000
+
+
+# nats.go's ErrBadBucket: a KV_<name> stream that keeps no message per subject (its
+# max_msgs_per_subject below 1) is no bucket, whatever its name says
+ERR_BAD_BUCKET = "nats: bucket not valid key-value store"
+
+
+def _not_a_bucket(cfg: StreamConfig, name: str) -> bool:
+    """nats.go KeyValue's sanity check (max_msgs_per_subject below 1: ErrBadBucket), for a
+    stream that is none of jetlink's KV objects either: one holding the bucket's own
+    subjects (``$KV.<name>.>``) or mirroring or sourcing is kept (a KV mirror an older
+    jetlink made, with -1, and the bucket its failover made of it)."""
+    if cfg.max_msgs_per_subject >= 1 or cfg.mirror is not None or cfg.sources:
+        return False
+    return kv_subjects(name) not in (cfg.subjects or [])
 
 
 class ReadOnlyBucketError(JetlinkError):
@@ -584,6 +600,8 @@ class KV:
         if stream in names:
             validate_bucket_name(name)
             cfg = js.stream_info(stream).config
+            if _not_a_bucket(cfg, name):
+                raise JetlinkError(ERR_BAD_BUCKET, field="bucket")
             origin = _mirrored_bucket(cfg)
             if origin is not None:  # a KV mirror named KV_<name> (as nats.go names it)
                 return KeyValue(self, origin, self.cluster, stream, kind="mirror",

@@ -428,6 +428,18 @@ def test_a_bad_bucket_name_is_quoted_without_an_error_code(jl):
         'names may contain only letters, digits, "_" and "-"\n'))
 
 
+def test_a_kv_stream_that_keeps_no_value_per_key_is_no_bucket(jl):
+    """nats.go's KeyValue refuses a KV_ stream whose max_msgs_per_subject is below 1
+    (ErrBadBucket): the check is CRITICAL, kv verbs refuse it, as natscli's do."""
+    ok(jl("stream", "add", "KV_FAKE", "--subjects", "fake.>", "--defaults"))
+    res = check(jl, "kv", "--bucket", "FAKE")
+    assert (res.exit_code, res.stdout) == (2, "CRITICAL FAKE Crit:could not load bucket: nats: "
+                                              "bucket not valid key-value store\n")
+    res = jl("kv", "get", "FAKE", "k")
+    assert (res.exit_code, res.stderr) == (1, "jetlink: error: nats: bucket not valid "
+                                              "key-value store\n")
+
+
 def test_bad_duration_is_a_usage_error(jl):
     res = check(jl, "stream", "--stream", "S", "--seen-critical", "soon")
     assert res.exit_code == 2 and res.stdout == ""

@@ -70,6 +70,11 @@ def test_kv_and_consumer_on_a_server(cli, live):
     assert res.exit_code == 2
     assert re.fullmatch(r"CRITICAL CFG Crit:1 values OK:bucket CFG OK:key a found"
                         r" \| values=1;;1 bytes=\d+B replicas=1\n", res.stdout), res.stdout
+    # a KV_ stream that keeps no value per key: nats.go's ErrBadBucket, as on the engine
+    ok(run("stream", "add", "KV_FAKE", "--subjects", "fake.>", "--defaults"))
+    res = run("server", "check", "kv", "--bucket", "FAKE")
+    assert (res.exit_code, res.stdout) == (2, "CRITICAL FAKE Crit:could not load bucket: nats: "
+                                              "bucket not valid key-value store\n")
     ok(run("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
     ok(run("pub", "orders.1", "x"))
     ok(run("consumer", "add", "ORDERS", "C", "--pull", "--defaults",
