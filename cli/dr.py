@@ -129,6 +129,7 @@ def check(
     """
     from jetlink.cli.stream import _topology
     from jetlink.core.dr import check_readiness
+    from jetlink.core.monitor.render import printed
 
     app = App.of(ctx)
     chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt"))
@@ -138,7 +139,7 @@ def check(
     readiness = check_readiness(common.backend(app), names or (), flags=flags,
                                 topology=_topology(topology), clusters=clusters,
                                 clock=common.make_clock())
-    body = readiness.render(chosen.value, namespace) + "\n"
+    body = printed(readiness.render(chosen.value, namespace), chosen.value)
     if outfile is None:
         sys.stdout.write(body)
         sys.stdout.flush()

@@ -129,6 +129,7 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
             outfile: Path | None) -> None:
     """Print or write ``result`` in ``fmt``; exit with its status code."""
     from jetlink.core.monitor import render
+    from jetlink.core.monitor.render import printed
 
     app = App.of(ctx)
     group = ctx.meta.get(_GROUP_KEY) or {}
@@ -143,7 +144,7 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
     # it conflicts
     chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt"))
     check_namespace(chosen, namespace)
-    body = render(result, chosen.value, namespace) + "\n"
+    body = printed(render(result, chosen.value, namespace), chosen.value)
     if outfile is None:
         sys.stdout.write(body)
         sys.stdout.flush()

@@ -322,6 +322,10 @@ def test_prometheus_format_parses_and_exits_0(jl):
         'ops_stream_active{item="MIR"} 5']
     default = check(jl, "stream", "--stream", "MIR", "--format", "prometheus")
     assert 'nats_server_check_stream_status_code{item="MIR",status="OK"} 0\n' in default.stdout
+    # jsm.go prints the exposition text (each line ending with its newline) with Println
+    assert default.stdout.endswith('status="OK"} 0\n\n'), default.stdout[-40:]
+    assert check(jl, "stream", "--stream", "MIR").stdout.endswith("\n") and not \
+        check(jl, "stream", "--stream", "MIR").stdout.endswith("\n\n")  # nagios: one line
 
 
 def test_json_format_field_by_field(jl):

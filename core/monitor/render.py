@@ -200,6 +200,14 @@ def prom_label(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
+def printed(text: str, fmt: str) -> str:
+    """What a check prints (and writes to --outfile) of its rendering ``text`` in format
+    ``fmt``: jsm.go's Result prints it with a newline (``fmt.Println``); the Prometheus
+    text format ends every line with its own (expfmt), so that output ends with an empty
+    line."""
+    return text + ("\n\n" if fmt == "prometheus" else "\n")
+
+
 def prometheus(result: Result, namespace: str = DEFAULT_NAMESPACE) -> str:
     check = result.check or result.name
     item = prom_label(result.name.replace('"', "."))
