@@ -346,6 +346,18 @@ def test_json_format_field_by_field(jl):
         assert '"value": 5,' in res.stdout and res.stdout.startswith('{\n  "status": ')
 
 
+def test_text_table_pads_wide_characters_by_their_columns():
+    """go-pretty pads a cell by the columns it takes (go-runewidth): a wide character two,
+    a combining mark none; the borders stay in line."""
+    from jetlink.core.monitor.render import _table
+
+    lines = _table(["Status", "Message"], [["OK", "Mirror 日本"], ["OK", "e\u0301te"],
+                                          ["OK", "plain"]]).split("\n")
+    assert lines[3] == "│ OK     │ Mirror 日本 │"
+    assert lines[4] == "│ OK     │ e\u0301te         │"
+    assert lines[5] == "│ OK     │ plain       │"
+
+
 def test_text_format(jl):
     ok(jl("stream", "add", "ORIG", "--subjects", "orig.>", "--defaults"))
     ok(jl("pub", "orig.a", "x"))

@@ -230,16 +230,29 @@ def prometheus(result: Result, namespace: str = DEFAULT_NAMESPACE) -> str:
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A table in go-pretty's rounded style, every cell left-aligned (natscli's cells are
     strings)."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    widths = [max(_width(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def rule(left: str, mid: str, right: str) -> str:
         return left + mid.join("─" * (w + 2) for w in widths) + right
 
     def row(cells: Sequence[str]) -> str:
-        return "│" + "│".join(f" {c.ljust(w)} " for c, w in zip(cells, widths, strict=True)) + "│"
+        return "│" + "│".join(f" {c}{' ' * (w - _width(c))} "
+                              for c, w in zip(cells, widths, strict=True)) + "│"
 
     return "\n".join([rule("╭", "┬", "╮"), row(header), rule("├", "┼", "┤"),
                       *(row(r) for r in rows), rule("╰", "┴", "╯")])
+
+
+def _width(text: str) -> int:
+    """The columns ``text`` takes on a terminal, as go-pretty measures a cell (go-runewidth):
+    East Asian wide and full-width characters two, combining marks and zero-width ones
+    none, every other one."""
+    import unicodedata
+
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+               else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
 
 
 def text(result: Result) -> str:
