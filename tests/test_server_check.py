@@ -654,3 +654,15 @@ def test_the_checks_own_json_wins_over_the_groups_format(jl):
     option after the name) wins, as every option given there does."""
     res = jl("server", "check", "--format", "text", "kv", "--bucket", "B", "-j")
     assert json.loads(res.stdout)["check_suite"] == "kv", res.output
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (0, "0"), (1234, "1,234"), (1234.56789, "1,234.567"), (-1234.5, "-1,234.5"),
+    (2**53 + 1, "9,007,199,254,740,992"),  # as the float64 Go holds it
+    (2**64 - 1, "18,446,744,073,709,552,000"),
+])
+def test_text_numbers_are_go_humanize_commaf_of_a_float64(value, shown):
+    """go-humanize CommafWithDigits(v, 3) of the float64 value (the text table's)."""
+    from jetlink.core.monitor.render import _commaf3
+
+    assert _commaf3(value) == shown

@@ -85,7 +85,9 @@ def go_json_number(value: float) -> str:
 
 def _commaf3(value: float) -> str:
     """go-humanize ``CommafWithDigits(v, 3)``: thousands commas, at most 3 decimals (cut,
-    not rounded)."""
+    not rounded), of the value as the float64 Go holds it (past 2**53 an integer is
+    rounded: 18,446,744,073,709,552,000)."""
+    value = float(value)
     neg = value < 0
     digits, point = _shortest(abs(value)) if value else ("0", 0)
     whole, _, frac = _fixed_form(digits, point).partition(".")
