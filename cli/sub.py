@@ -20,6 +20,7 @@ from jetlink.cli.common import open_jetstream, usage
 from jetlink.cli.options import WAIT, JsonLinesOption, TranslateOption
 from jetlink.cli.output import to_doc
 from jetlink.core.numbers import UINT64_MAX
+from jetlink.core.subjects import overlaps
 
 # How long one wait for a message lasts before checking --wait again.
 POLL_SECONDS = 0.5
@@ -58,6 +59,16 @@ def sub(
                      "one member.", show_default=False),
     ] = None,
     translate: TranslateOption = None,
+    ignore_subject: Annotated[
+        list[str] | None,
+        typer.Option("--ignore-subject", "-I", metavar="SUBJECT", show_default=False,
+                     help="Messages on subjects matching this are not shown (nor counted; "
+                     "repeatable)."),
+    ] = None,
+    headers_only: Annotated[bool, typer.Option(
+        "--headers-only", help="Do not render any data, shows only headers.")] = False,
+    subjects_only: Annotated[bool, typer.Option(
+        "--subjects-only", help="Prints only the messages' subjects.")] = False,
     json_output: JsonLinesOption = False,
 ) -> None:
     """Follow messages published on subjects.
@@ -95,18 +106,24 @@ def sub(
         # ErrBadQueueName refuses the same)
         raise usage(f"invalid value for --queue: {queue!r}: a queue group name is not empty "
                     "and holds no blank")
+    ignored = _ignored(ignore_subject or [])
+    shown = "body" if not (headers_only or subjects_only) else (
+        "subject" if subjects_only else "headers")
     js = open_jetstream(app)
     subscriptions = [js.subscribe(subject, queue=queue or "") for subject in subjects]
     received = 0
     try:
-        output.notice(app, f"Subscribing on {', '.join(subjects)}")
+        output.notice(app, f"Subscribing on {', '.join(subjects)}" + (
+            f"\nIgnored subjects: {', '.join(ignored)}" if ignored else ""))
         for msg in common.follow(_next_of(subscriptions), idle_ns, POLL_SECONDS):
-            received += 1
             doc = to_doc(msg)
+            if ignored and any(overlaps(doc["subject"], s) for s in ignored):
+                continue  # natscli's shouldIgnore: neither shown nor counted
+            received += 1
             if app.json:
                 output.json_line(doc)
             else:
-                render_message(app, received, doc, raw=raw, translate=translate)
+                render_message(app, received, doc, raw=raw, translate=translate, shown=shown)
             if count is not None and received >= count:
                 break
     finally:
@@ -152,16 +169,36 @@ def _next_of(subscriptions: list[Any]) -> Any:
     return next_msg
 
 
+def _ignored(values: list[str]) -> list[str]:
+    """--ignore-subject's subjects (natscli's SplitCLISubjects: commas or blanks separate
+    several), each a valid subject, wildcards allowed."""
+    from jetlink.cli.stream_flags import split_subjects
+    from jetlink.core.subjects import subject_problem
+
+    out = split_subjects(values)
+    for subject in out:
+        problem = subject_problem(subject)
+        if problem is not None:
+            raise usage(f"--ignore-subject: {problem}")
+    return out
+
+
 def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False,
-                   translate: str | None = None) -> None:
+                   translate: str | None = None, shown: str = "body") -> None:
     """natscli's sub output: ``[#1] Received on "SUBJECT"``, the headers, the body (through
-    --translate's command: natscli's sub gives it the subject, no stream)."""
+    --translate's command: natscli's sub gives it the subject, no stream); ``shown``
+    "subject" (--subjects-only) stops after the first line, "headers" (--headers-only)
+    after the headers."""
 
     def human(app: App, msg: dict[str, Any], data: bytes) -> None:
         output.line(app, f'[#{n}] Received on "{msg["subject"]}"')
+        if shown == "subject":
+            return
         if msg.get("headers"):
             output.print_headers(app, msg["headers"])
             output.line(app)
+        if shown == "headers":
+            return
         if translate is None:
             output.print_body(app, data)
         else:

@@ -330,6 +330,33 @@ def test_sub_human_output_and_wait(jl):
     )
 
 
+def test_sub_ignores_subjects_and_counts_only_what_it_shows(jl):
+    """natscli's --ignore-subject (-I): a message on a subject colliding with one is neither
+    shown nor counted; --subjects-only prints the first line of each."""
+    follower = _jetlink(jl.data, "sub", "orders.*", "-I", "orders.skip", "--count", "1",
+                        "--subjects-only")
+    try:
+        assert follower.stderr.readline() == "Subscribing on orders.*\n"
+        assert follower.stderr.readline() == "Ignored subjects: orders.skip\n"
+        ok(jl("pub", "orders.skip", "hidden", "--core"))
+        ok(jl("pub", "orders.new", "shown", "-H", "K:v", "--core"))
+        out, err = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert (follower.returncode, out) == (0, '[#1] Received on "orders.new"\n'), err
+
+
+def test_sub_headers_only_and_a_bad_ignored_subject(capsys, jl):
+    from jetlink.cli.sub import render_message
+
+    msg = {"subject": "orders.new", "data": "aGk=", "headers": {"K": ["v"]}}
+    render_message(None, 1, msg, shown="headers")
+    assert capsys.readouterr().out == '[#1] Received on "orders.new"\nK: v\n\n'
+    r = jl("sub", "orders.*", "-I", "a..b")
+    assert r.exit_code == 2 and r.stderr.startswith("jetlink: error: --ignore-subject: "), \
+        r.stderr
+
+
 def test_sub_wait_0_waits_for_ever_as_natscli(jl):
     """natscli starts the idle timer only for a positive --wait: 0 is no limit (it used to
     quit at once, having received nothing)."""
