@@ -66,8 +66,9 @@ class CounterEntry:
 
 
 def parse_value(text: str, *, negate: bool = False, field: str = "value") -> int:
-    """A counter increment typed by a user (``big.Int.SetString(s, 10)``)."""
-    v = parse_big_int(text.strip())
+    """A counter increment typed by a user (``big.Int.SetString(s, 10)``, as natscli reads
+    it: no blanks around it)."""
+    v = parse_big_int(text)
     if v is None:
         raise UsageError(f"{INVALID_VALUE}: {text!r} is not a decimal integer", field=field)
     return -v if negate else v

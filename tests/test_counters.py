@@ -423,6 +423,7 @@ def test_cli_counter_aggregate(counters_cli):
     (["get", "cnt.zz"], 1, "counter not initialized for subject: cnt.zz"),
     (["incr", "plain.a", "1"], 1, '"PLAIN" is not a valid counter stream'),
     (["incr", "cnt.a", "1x"], 2, "invalid value: '1x' is not a decimal integer"),
+    (["incr", "cnt.a", " 5"], 2, "invalid value: ' 5' is not a decimal integer"),  # as Go's
     (["ls"], 2, "no stream or subject specified"),
     (["ls", "cnt.none.>"], 1, "no counters found"),
     # increment publishes: no --stream to give (the hint names what makes a counter)
