@@ -134,7 +134,7 @@ def missing_answers(values: dict[str, Any]) -> list[str]:
 
 def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, Any]:
     """The ConsumerConfig document (NATS JSON names) for a durable pull consumer."""
-    from jetlink.cli.stream_flags import choose, parse_duration_flag, parse_metadata, split_subjects
+    from jetlink.cli.stream_flags import choose, parse_duration_flag, parse_metadata
 
     doc: dict[str, Any] = {"durable_name": name}
     if values.get("description"):
@@ -150,7 +150,7 @@ def build_config(name: str, values: dict[str, Any], now_ns: int) -> dict[str, An
         doc["max_deliver"] = -1
     elif values.get("max_deliver") not in (None, 0):
         doc["max_deliver"] = values["max_deliver"]
-    filters = split_subjects(values.get("filter") or [])
+    filters = _filters(values.get("filter") or [])
     if len(filters) == 1:
         doc["filter_subject"] = filters[0]
     elif len(filters) > 1:
@@ -199,6 +199,18 @@ def _sample(pct: int) -> str:
         raise usage(f"invalid value for --sample: {pct}: sample percent is not between 0 "
                     "and 100")
     return str(pct) if pct else ""
+
+
+def _split(values: list[str]) -> list[str]:
+    from jetlink.cli.stream_flags import split_subjects
+
+    return split_subjects(values)
+
+
+def _filters(given: list[str]) -> list[str]:
+    """--filter's subjects as natscli takes them: each value one subject (``a,b`` is one),
+    repeated for several; an empty one alone is no filter."""
+    return [] if given in ([""], []) else list(given)
 
 
 def _last_per_subject_filter(doc: dict[str, Any]) -> None:
@@ -605,7 +617,9 @@ def add(
             for key, question, default in ASKED:
                 if values[key] is None and "--" + key.replace("_", "-") in missing:
                     answer = output.ask(question, default)
-                    values[key] = [answer] if key == "filter" else answer
+                    # (an answer may name several filters, natscli's SplitString; the
+                    # flag's values are taken as given)
+                    values[key] = _split([answer]) if key == "filter" else answer
         cfg = consumer_config(build_config(name, values, now))
     if checking:
         with _backoff_explained(cfg):
@@ -669,7 +683,7 @@ def _edit_base(config: Path, name: str, current: dict[str, Any]) -> dict[str, An
 def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """natscli's consumer edit: the flags given applied to a ConsumerConfig document (a
     copy); the flags not given keep the current values."""
-    from jetlink.cli.stream_flags import parse_duration_flag, parse_metadata, split_subjects
+    from jetlink.cli.stream_flags import parse_duration_flag, parse_metadata
 
     out = dict(doc)
 
@@ -700,7 +714,7 @@ def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         put("inactive_threshold", parse_duration_flag(values["inactive_threshold"],
                                                       flag="--inactive-threshold"))
     given = values.get("filter") or []
-    filters = split_subjects(given)
+    filters = _filters(given)
     if given and not filters:  # --filter '': natscli's edit sets no filter at all
         out.pop("filter_subject", None)
         out.pop("filter_subjects", None)

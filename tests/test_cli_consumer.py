@@ -55,7 +55,7 @@ def test_build_config_defaults_and_flags():
             "ack": "all",
             "wait": "1m",
             "max_deliver": 3,
-            "filter": ["orders.new, orders.paid"],
+            "filter": ["orders.new", "orders.paid"],  # --filter given twice
             "max_pending": 10,
             "headers_only": True,
             "max_waiting": 8,
@@ -849,3 +849,13 @@ def test_max_pull_bytes_sample_and_an_edited_backoff_as_natscli(jl):
     r = jl("consumer", "edit", "ORDERS", "S", "--backoff-min", "1s", "-f")
     assert (r.exit_code, r.stderr) == (2, "jetlink: error: --backoff-min shapes a backoff: "
                                           "give --backoff linear\n")
+
+
+def test_a_filter_flag_is_one_subject_as_natscli_takes_it(jl):
+    """natscli's --filter (repeatable) takes each value as one subject, commas included;
+    only an answer at its prompt is split (SplitString)."""
+    from jetlink.cli.consumer import _split, build_config
+
+    assert build_config("C", {"filter": ["orders.a,b"]}, 0)["filter_subject"] == "orders.a,b"
+    assert build_config("C", {"filter": [""]}, 0).get("filter_subject") is None
+    assert _split(["orders.new, orders.paid"]) == ["orders.new", "orders.paid"]
