@@ -28,7 +28,7 @@ from jetlink.cli.output import to_doc
 from jetlink.cli.pub_templates import TemplateError, expand, new_batch_id
 from jetlink.core.counts import message_bytes
 from jetlink.core.errors import JetlinkError
-from jetlink.core.numbers import INT64_MAX, INT64_MIN
+from jetlink.core.numbers import INT64_MIN
 
 PUB_HELP = """Publish a message to a subject.
 
@@ -130,7 +130,7 @@ def pub(
         ),
     ] = None,
     count: Annotated[
-        int, typer.Option("--count", metavar="N", min=INT64_MIN, max=INT64_MAX,
+        int, typer.Option("--count", metavar="N", min=INT64_MIN,
                           help="Publish N messages (below 1: one, as natscli).")
     ] = 1,
     core: Annotated[
