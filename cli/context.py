@@ -559,6 +559,22 @@ def rm(
         "; no context is selected now" if selected else ""))
 
 
+@context_app.command("previous")
+def previous(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """Select the context selected before.
+
+    natscli's context previous: the context selected before the current selection (or
+    before context unselect) is selected again, the current one kept as the previous, so
+    two runs go back and forth; then it shows the context as context show does. With none
+    recorded, it shows what is in force.
+    """
+    store = _store()
+    name = store.previous()
+    if name is not None:
+        store.select(name)  # (one removed since: unknown context, exit 1)
+    show(ctx, name, json_output=json_output)
+
+
 @context_app.command("unselect")
 def unselect(ctx: typer.Context, json_output: JsonOption = False) -> None:
     """Select no context.

@@ -26,6 +26,7 @@ Typer, Rich or other CLI library.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
@@ -51,6 +52,7 @@ SERVER_KEYS = ("server", "user", "password", "creds", "nkey", "tlscert", "tlskey
 CONTEXT_KEYS = ("description", "data_dir", "cluster", "rest_url", *SERVER_KEYS)
 MASK = "********"
 SUFFIX = ".toml"
+PREVIOUS_FILE = "previous-context.txt"
 SELECTED_FILE = "context.txt"
 CONTEXT_DIR = "context"
 DIR_MODE = 0o700
@@ -232,6 +234,12 @@ class ContextStore:
     def selected_path(self) -> Path:
         return self.root / SELECTED_FILE
 
+    @property
+    def previous_path(self) -> Path:
+        """The context selected before the current selection (natscli's
+        ``previous-context.txt``), for ``context previous``."""
+        return self.root / PREVIOUS_FILE
+
     def path(self, name: str) -> Path:
         """``<root>/context/<name>.toml`` (``name`` validated first)."""
         return self.context_dir / f"{validate_context_name(name)}{SUFFIX}"
@@ -365,17 +373,38 @@ class ContextStore:
         return path
 
     def select(self, name: str) -> Context:
-        """Make ``name`` the selected context (it must exist); the context."""
+        """Make ``name`` the selected context (it must exist); the context. The one selected
+        until now is kept as the previous one (natscli's selector)."""
         context = self.load(name)
+        current = self._current()
         self._write(self.selected_path, f"{name}\n".encode())
+        if current and current != name:
+            self._write(self.previous_path, f"{current}\n".encode())
         return context
 
     def unselect(self) -> None:
-        """Select no context."""
+        """Select no context (the one selected until now kept as the previous one)."""
+        current = self._current()
         try:
             self.selected_path.unlink()
         except FileNotFoundError:
             pass
+        if current:
+            self._write(self.previous_path, f"{current}\n".encode())
+
+    def previous(self) -> str | None:
+        """The context selected before the current selection, None when none was."""
+        try:
+            text = self.previous_path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if NAME_RE.fullmatch(text) else None
+
+    def _current(self) -> str | None:
+        try:
+            return self.selected()
+        except JetlinkError:  # an unreadable selection: none to remember
+            return None
 
     def remove(self, name: str) -> Context:
         """Delete the context ``name`` (NotFoundError when there is none); removing the
@@ -399,6 +428,9 @@ class ContextStore:
         path.unlink()
         if selected == name:
             self.unselect()
+        if self.previous() == name:  # (context previous names no removed context)
+            with contextlib.suppress(OSError):
+                self.previous_path.unlink()
         return context
 
     @staticmethod

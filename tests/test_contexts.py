@@ -493,6 +493,24 @@ def test_unselect(jc):
     assert doc(jc("context", "unselect", "-j")) == {"unselected": None}
 
 
+def test_previous_goes_back_and_forth(jc):
+    """natscli's context previous: the context selected before (or before unselect) is
+    selected again and shown; the current one becomes the previous; none recorded: what
+    is in force is shown; a removed context is forgotten."""
+    assert doc(jc("context", "previous", "-j"))["name"] is None
+    ok(jc("context", "add", "a", "--cluster", "ca", "--select"))
+    ok(jc("context", "add", "b", "--cluster", "cb", "--select"))
+    assert doc(jc("context", "previous", "-j"))["name"] == "a"
+    assert jc.store.selected() == "a"
+    assert ok(jc("context", "previous")).stdout.startswith("Context b\n")
+    assert jc.store.selected() == "b"
+    ok(jc("context", "unselect"))
+    assert doc(jc("context", "previous", "-j"))["name"] == "b"
+    ok(jc("context", "rm", "b", "-f"))
+    assert jc.store.previous() is None
+    assert (jc.config / "previous-context.txt").exists() is False
+
+
 def test_names_differing_only_in_case_are_refused(jc):
     ok(jc("context", "add", "prod"))
     r = jc("context", "add", "PROD")
