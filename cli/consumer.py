@@ -1346,7 +1346,7 @@ def _pause_and_priority_rows(cols: output.Columns, cfg: dict[str, Any],
     if policy != "none":
         cols.row("Priority Policy", policy)
         cols.row("Priority Groups", ", ".join(cfg.get("priority_groups") or []))
-        cols.row("Pinned TTL", _go_duration(cfg.get("priority_timeout", 0)),
+        cols.row("Pinned TTL", output.since(int(cfg.get("priority_timeout", 0))),
                  policy == "pinned_client")
 
 

@@ -248,6 +248,16 @@ def test_cli_next_group_and_unpin(jlp):
     assert (res.exit_code, res.stderr) == (1, "jetlink: error: Nats-Wrong-Pin-Id\n")
 
 
+def test_cli_info_shows_the_pinned_ttl_as_natscli(jlp):
+    """natscli's columns render a duration with HumanizeDuration: 2m0s, 30.00s."""
+    ok_ = jlp("consumer", "add", "S", "P", "--defaults", "--pinned-groups", "g1")
+    assert ok_.exit_code == 0
+    assert "              Pinned TTL: 2m0s\n" in jlp("consumer", "info", "S", "P").stdout
+    assert jlp("consumer", "add", "S", "Q", "--defaults", "--pinned-groups", "g1",
+               "--pinned-ttl", "30s").exit_code == 0
+    assert "              Pinned TTL: 30.00s\n" in jlp("consumer", "info", "S", "Q").stdout
+
+
 def test_cli_unpin_needs_pinned_policy(jlp):
     assert jlp("consumer", "add", "S", "O", "--defaults", "--overflow-groups", "g1").exit_code == 0
     res = jlp("consumer", "unpin", "S", "O", "g1", "-f")
