@@ -1367,6 +1367,7 @@ def _state_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) 
         return text
 
     cols.title("State")
+    output.server_meta_rows(cols, cfg.get("metadata"))
     cols.row("Last Delivered Message", seqs(doc.get("delivered") or {}, "Last delivery"))
     if ack != "none":
         cols.row("Acknowledgment Floor", seqs(doc.get("ack_floor") or {}, "Last Ack"))

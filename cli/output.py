@@ -350,6 +350,18 @@ def info_columns(what: str, doc: Mapping[str, Any], *, state_only: bool) -> Colu
     return Columns(f"{word} {what} created {local_time(doc.get('created'))}")
 
 
+def server_meta_rows(cols: Columns, metadata: Mapping[str, Any] | None) -> None:
+    """natscli's RenderMetaApi: the State section of stream info and consumer info opens
+    with the server's ``_nats.*`` metadata, ``Host Version`` and ``Required API Level: R
+    hosted at level L`` (R 0 when the server names none)."""
+    meta = metadata or {}
+    version, level = meta.get("_nats.ver", ""), meta.get("_nats.level", "")
+    required = meta.get("_nats.req.level", "")
+    cols.row("Host Version", version, bool(version))
+    cols.row("Required API Level", f"{required or '0'} hosted at level {level}",
+             bool(level or required))
+
+
 class Columns:
     """natscli's key/value layout (``nats stream info``): a heading, section titles ending in
     ``:``, and ``key: value`` rows whose keys are right-aligned on the longest key.

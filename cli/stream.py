@@ -612,6 +612,7 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
             cols.blank()
     state = doc.get("state") or {}
     cols.title("State")
+    output.server_meta_rows(cols, (doc.get("config") or {}).get("metadata"))
     cols.row("Messages", output.comma(state.get("messages", 0)))
     cols.row("Bytes", output.ibytes(state.get("bytes", 0)))
     lost = state.get("lost") or {}

@@ -334,6 +334,8 @@ Configuration:
 
 State:
 
+            Host Version: 2.15.1
+      Required API Level: 0 hosted at level 5
   Last Delivered Message: Consumer sequence: 1 Stream sequence: 1 Last delivery: 5.00s ago
     Acknowledgment Floor: Consumer sequence: 1 Stream sequence: 1 Last Ack: 5.00s ago
         Outstanding Acks: 0 out of maximum 1,000

@@ -388,6 +388,8 @@ def test_info_shows_natscli_mirror_and_source_sections(jl):
         "\n"
         "State:\n"
         "\n"
+        "                 Host Version: 2.15.1\n"
+        "           Required API Level: 0 hosted at level 5\n"
         "                     Messages: 1\n"
         "                        Bytes: 43 B\n"
         "               First Sequence: 1 @ 2026-01-01 00:00:01\n"

@@ -643,6 +643,8 @@ Metadata:
 
 State:
 
+                 Host Version: 2.15.1
+           Required API Level: 0 hosted at level 5
                      Messages: 3
                         Bytes: 159 B
                First Sequence: 1 @ 2026-01-01 00:00:01
