@@ -371,6 +371,21 @@ def _has_data_files(spark: Any, path: str) -> bool:
     return False
 
 
+def _empty_data_file(spark: Any, path: str) -> str | None:
+    """The name of a data file of 0 bytes under ``path`` (Spark skips such a file as no
+    rows: a dataset of one would read as 0 messages), or None."""
+    fs, p = _hadoop_path(spark, path)
+    if not fs.exists(p):
+        return None
+    files = fs.listFiles(p, True)
+    while files.hasNext():
+        status = files.next()
+        name = status.getPath().getName()
+        if not name.startswith(("_", ".")) and status.getLen() == 0:
+            return str(name)
+    return None
+
+
 def path_exists(spark: Any, path: str) -> bool:
     fs, p = _hadoop_path(spark, path)
     return bool(fs.exists(p))
@@ -388,7 +403,12 @@ LAKE_REQUIRED = ("seq", "ts", "data")
 def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str | None:
     """Why the Parquet files at ``path`` are not rows of the lake schema (core/lake.py
     COLUMNS), or None: no Parquet data files at all, or columns missing (read with the lake
-    schema they would be nulls: a job would write empty messages)."""
+    schema they would be nulls: a job would write empty messages), or a data file of 0
+    bytes among them (a cut copy, never read as a part holding no rows)."""
+    empty = _empty_data_file(spark, path)
+    if empty is not None:
+        return (f"holds an empty file {empty} (0 bytes): no Parquet file (a copy cut "
+                "short?); restore it, or remove it if the dataset is whole without it")
     try:
         found = set(spark.read.parquet(path).columns)
     except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: schema unreadable

@@ -107,7 +107,10 @@ class Runner:
             # a rehearsed outage is never copied across
             raise SparkJobError(f"cluster {cluster} is down (jetlink cluster up {cluster} "
                                 "brings it back)")
-        return JetStream(self.dd.open(cluster), self.clock)
+        try:  # streams live in a NATS cluster: a Kafka cluster's is refused, naming it
+            return JetStream(self.dd.open_kind(cluster, "nats", "streams"), self.clock)
+        except JetlinkError as e:
+            raise SparkJobError(e.description) from None
 
     def read(self, addr: io.Address) -> Input:
         if addr.kind == "topic":
@@ -378,13 +381,17 @@ class Runner:
 
         check_kv_origins(self.dd, self.cluster, origins or [])
         kv = KV(self.dd, self.cluster, self.clock)
+        js = self._js(self.cluster)
+        before = set(js.stream_names())
         stream = create(kv).config.name
         try:
             return self.seed(f"store:{self.cluster}/{stream}", job="kv-aggregate",
                              progress=progress)
-        except Exception:
-            self._drop_target(self._js(self.cluster), io.Address("stream", stream,
-                                                                 self.cluster))
+        except BaseException:
+            # only a bucket this job made: one that existed before it (create answers an
+            # existing bucket of the same config as the server does) is never removed
+            if stream not in before:
+                self._drop_target(js, io.Address("stream", stream, self.cluster))
             raise
 
     # -- writing ---------------------------------------------------------------------------

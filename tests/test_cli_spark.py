@@ -209,6 +209,24 @@ def test_kv_aggregate_equals_the_pumped_aggregate(jl):
             assert strip(json.loads(agg.stdout)) == strip(json.loads(ref.stdout))
     ok(jl("kv", "put", "A", "k.9", "later"))
     assert doc(jl("kv", "get", "AGG", "k.9", "-j"))["value"] is not None
+    # the same job again: refused (the bucket holds messages), and the bucket, which this
+    # run did not make, is kept whole
+    kept = doc(jl("kv", "info", "AGG", "-j"))["values"]
+    again = jl("spark", "kv-aggregate", "AGG", "--source", "A", "--source", "B:cfg.*",
+               "--history", "3")
+    assert again.exit_code == 1 and "a bulk job seeds only a new or never-written target" \
+        in again.stderr, again.stderr
+    assert doc(jl("kv", "info", "AGG", "-j"))["values"] == kept
+
+
+def test_a_stream_job_into_a_kafka_cluster_is_refused_before_it_runs(jl):
+    ok(jl("stream", "add", "KO", "--subjects", "ko.>", "--defaults"))
+    publish(jl, "ko", 3)
+    ok(jl("cluster", "add", "kw", "--kind", "kafka"))
+    r = jl("spark", "mirror", "KO", "store:kw/KO")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster kw is a Kafka cluster: "
+                                          "streams live in a NATS cluster (cluster add NAME "
+                                          "--kind nats)\n"), r.stderr
 
 
 def test_mirror_from_a_lake_export_into_the_store(jl):
@@ -338,6 +356,20 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
         assert (r.exit_code, r.stderr) == (1, (
             f"jetlink: error: {args[1]} {says}, not a dataset directory (jetlink stream export "
             "writes one)\n")), args
+    # a data file of 0 bytes beside the metadata (a copy cut short): named, never 0 rows
+    cut = jl.tmp / "cut"
+    cut.mkdir()
+    shutil.copy(real / "_jetlink.json", cut / "_jetlink.json")
+    (cut / "part-00000.parquet").write_bytes(b"")
+    for args in (["mirror", f"parquet:{cut}", "store:CUT"],
+                 ["source", "store:CUT", "--from", f"parquet:{cut}"],
+                 ["verify", f"parquet:{cut}", "ORDERS"]):
+        r = jl("spark", *args)
+        assert (r.exit_code, r.stderr) == (1, (
+            f"jetlink: error: parquet:{cut} holds an empty file part-00000.parquet (0 bytes): "
+            "no Parquet file (a copy cut short?); restore it, or remove it if the dataset is "
+            "whole without it\n")), (args, r.stderr)
+    assert "CUT" not in doc(jl("stream", "ls", "-a", "-j"))
     empty = jl.tmp / "empty"
     empty.mkdir()
     r = jl("spark", "verify", f"parquet:{empty}", "ORDERS")
