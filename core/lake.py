@@ -296,7 +296,7 @@ def _meta_problem(doc: dict[str, Any]) -> str | None:
     state = doc.get("state") or {}
     for key in _META_COUNTS:
         v = state.get(key)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+        if key in state and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
             return f'"state.{key}" is {clip(repr(v))}, not a whole number of 0 or more'
     return None
 

@@ -311,6 +311,8 @@ def test_a_config_or_metadata_document_of_another_shape_is_one_error_line(jl):
     for doc_, says in (({}, 'no "name" (the stream the dataset holds)'),
                        ({**meta, "state": {**meta["state"], "messages": "lots"}},
                         '"state.messages" is \'lots\', not a whole number of 0 or more'),
+                       ({**meta, "state": {**meta["state"], "last_seq": None}},
+                        '"state.last_seq" is None, not a whole number of 0 or more'),
                        ({**meta, "name": 5}, '"name" is 5, not a string')):
         (real / "_jetlink.json").write_text(json.dumps(doc_))
         for args in (["spark", "mirror", f"parquet:{real}", "M"],
