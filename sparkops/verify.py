@@ -75,6 +75,23 @@ def _joined(df_a: Any, df_b: Any, ignore_time: bool) -> Any:
         f"WHEN {differs} THEN 'different' ELSE 'same' END AS kind")
 
 
+def _each_key_once(t: dict[str, Any], df_a: Any, df_b: Any) -> None:
+    """VerifyError when a side holds a (partition, sequence) more than once (a stream or a
+    topic holds each once; the join would count such rows as often as they pair, and call
+    two inflated sides identical): seen as a side the join counts more rows of than it
+    has, then the first key held twice named."""
+    counts = {"A": df_a.count(), "B": df_b.count()}
+    if t["a_messages"] == counts["A"] and t["b_messages"] == counts["B"]:
+        return
+    for label, df in (("A", df_a), ("B", df_b)):
+        dup = (df.groupBy("partition", "seq").count().where("count > 1")
+               .orderBy("partition", "seq").first())
+        if dup is not None:
+            where = f"partition {dup['partition']} " if dup["partition"] else ""
+            raise VerifyError(f"{label} holds {where}sequence {dup['seq']} {dup['count']} "
+                              "times (a stream or a topic holds each once): not compared")
+
+
 def _totals(j: Any) -> dict[str, Any]:
     row = j.selectExpr(
         "count_if(kind = 'same') AS matching",
@@ -171,6 +188,7 @@ def compare(df_a: Any, df_b: Any, *, by: str = "subject", ignore_time: bool = Fa
     j = _joined(df_a, df_b, ignore_time).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         t = _totals(j)
+        _each_key_once(t, df_a, df_b)
         equal = not any(t[k] for k in KINDS)
         n_groups, groups = (0, []) if equal else _groups(j, by, limit)
         lists = {k: [] for k in KINDS} if equal or not limit else _listings(j, by, limit)
@@ -306,6 +324,8 @@ def _verify(runner: Any, a: io.Address, b: io.Address, *, ignore_time: bool,
     by = "partition" if "topic" in (ka, kb) else "subject"
     try:
         report = compare(da, db, by=by, ignore_time=ignore_time, limit=limit)
+    except VerifyError as e:  # inputs that cannot be compared: the reason alone
+        raise SparkJobError(str(e)) from None
     except Exception as e:  # noqa: BLE001 - Spark's errors (unreadable files, ...)
         from .session import failure_text
 

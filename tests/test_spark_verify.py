@@ -193,6 +193,24 @@ def test_topics_compare_by_partition(spark):
                              "different": 2, "groups": 2}
 
 
+def test_a_side_holding_a_sequence_twice_is_refused_not_called_identical(jl, pair, tmp_path):
+    """Copies of five rows added to a dataset: the join pairs them with each other, so both
+    sides would count 2,005-like and look identical; refused, naming the first one."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    copy = _copy(pair, tmp_path, "M")
+    part = tmp_path / "copy-M" / "part-00000.parquet"
+    rows = pq.read_table(part).to_pylist()
+    rows += [dict(r) for r in rows if r["seq"] in (6, 7)]  # the same sequences again
+    pq.write_table(pa.Table.from_pylist(rows, lake.arrow_schema()), part)
+    for a, b, side in (("O", copy, "B"), (copy, "O", "A"), (copy, copy, "A")):
+        res = jl("spark", "verify", a, b)
+        assert (res.exit_code, res.stderr) == (1, (
+            f"jetlink: error: {side} holds sequence 6 2 times (a stream or a topic holds "
+            "each once): not compared\n")), (a, b, res.stderr)
+
+
 def test_refusals(jl, pair, tmp_path):
     res = jl("spark", "verify", "O", f"parquet:{tmp_path / 'nothing'}")
     assert res.exit_code == 1
