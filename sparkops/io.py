@@ -447,7 +447,11 @@ def iter_arrow(df: Any, rows: int = 50_000, *, total: int | None = None) -> Iter
     schema = lake.arrow_schema()
     if total is not None and total <= DRIVER_READ_MAX:
         table = df.select(*lake.NAMES).toArrow()
-        yield from table.cast(schema).to_batches(max_chunksize=rows)
+        try:
+            table = table.cast(schema)
+        except (ValueError, pa.ArrowInvalid) as exc:  # a null seq, a column of another type
+            raise lake.LakeError(f"rows not of the lake schema: {exc}") from None
+        yield from table.to_batches(max_chunksize=rows)
         return
     buf: dict[str, list[Any]] = {n: [] for n in lake.NAMES}
     count = 0

@@ -372,6 +372,20 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
             "no Parquet file (a copy cut short?); restore it, or remove it if the dataset is "
             "whole without it\n")), (args, r.stderr)
     assert "CUT" not in doc(jl("stream", "ls", "-a", "-j"))
+    # a row whose seq is null (written by another tool): one line, nothing left behind
+    nulls = jl.tmp / "nullseq"
+    nulls.mkdir()
+    shutil.copy(real / "_jetlink.json", nulls / "_jetlink.json")
+    table = pq.read_table(next(real.glob("*.parquet")))
+    loose = pa.schema([f.with_nullable(True) for f in table.schema])
+    rows = table.to_pylist()
+    rows[0]["seq"] = None
+    pq.write_table(pa.Table.from_pylist(rows, loose), nulls / "part-00000.parquet")
+    r = jl("spark", "mirror", f"parquet:{nulls}", "store:NS")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: writing store:local/NS: rows not of the lake schema: Casting field "
+        "'seq' with null values to non-nullable\n")), r.stderr
+    assert "NS" not in doc(jl("stream", "ls", "-a", "-j"))
     empty = jl.tmp / "empty"
     empty.mkdir()
     r = jl("spark", "verify", f"parquet:{empty}", "ORDERS")
