@@ -544,10 +544,7 @@ def rm(
     if not store.exists(name):  # validates the name too
         store.load(name)  # a directory in its place is named as such
         raise store.unknown(name)
-    try:
-        selected = store.selected() == name
-    except JetlinkError:
-        selected = False
+    selected = store.selected_or_none() == name
     if selected and not force:  # natscli's context rm
         raise JetlinkError("cannot remove the selected context, select another one or use "
                            "the unselect command (or pass -f/--force)")
@@ -582,14 +579,9 @@ def unselect(ctx: typer.Context, json_output: JsonOption = False) -> None:
     natscli's context unselect: removes <config>/context.txt, so the defaults (or
     JETLINK_CONTEXT, --context) are in force. With --json: {"unselected": NAME or null}.
     """
-    from jetlink.core.errors import JetlinkError
-
     app = App.of(ctx)
     store = _store()
-    try:
-        current = store.selected()
-    except JetlinkError:  # an unreadable selection is removed all the same
-        current = None
+    current = store.selected_or_none()  # (an unreadable selection is removed all the same)
     store.unselect()
     app.emit({"unselected": current}, human=lambda a, d: output.line(
         a, f'Unselected the "{current}" context' if current else

@@ -376,7 +376,7 @@ class ContextStore:
         """Make ``name`` the selected context (it must exist); the context. The one selected
         until now is kept as the previous one (natscli's selector)."""
         context = self.load(name)
-        current = self._current()
+        current = self.selected_or_none()
         self._write(self.selected_path, f"{name}\n".encode())
         if current and current != name:
             self._write(self.previous_path, f"{current}\n".encode())
@@ -384,7 +384,7 @@ class ContextStore:
 
     def unselect(self) -> None:
         """Select no context (the one selected until now kept as the previous one)."""
-        current = self._current()
+        current = self.selected_or_none()
         try:
             self.selected_path.unlink()
         except FileNotFoundError:
@@ -400,10 +400,12 @@ class ContextStore:
             return None
         return text if NAME_RE.fullmatch(text) else None
 
-    def _current(self) -> str | None:
+    def selected_or_none(self) -> str | None:
+        """:meth:`selected`, None when the selection cannot be read (a verb that changes
+        the selection goes on: it is replaced or removed all the same)."""
         try:
             return self.selected()
-        except JetlinkError:  # an unreadable selection: none to remember
+        except JetlinkError:
             return None
 
     def remove(self, name: str) -> Context:
@@ -421,10 +423,7 @@ class ContextStore:
             raise
         except JetlinkError:  # a broken file can still be removed
             context = Context(name=name)
-        try:
-            selected = self.selected()
-        except JetlinkError:
-            selected = None
+        selected = self.selected_or_none()
         path.unlink()
         if selected == name:
             self.unselect()

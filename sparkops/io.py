@@ -357,33 +357,28 @@ def write_meta(spark: Any, path: str, doc: dict[str, Any]) -> None:
         raise OSError(f"could not rename {tmp} to {final}")
 
 
-def _has_data_files(spark: Any, path: str) -> bool:
-    """Whether ``path`` holds a data file (a name not starting with ``_`` or ``.``, as
-    Spark's readers skip those), at any depth (partitioned datasets)."""
+def _data_files(spark: Any, path: str) -> Iterator[Any]:
+    """The Hadoop FileStatus of each data file under ``path`` (a name not starting with
+    ``_`` or ``.``, as Spark's readers skip those), at any depth (partitioned datasets)."""
     fs, p = _hadoop_path(spark, path)
     if not fs.exists(p):
-        return False
+        return
     files = fs.listFiles(p, True)
     while files.hasNext():
-        name = files.next().getPath().getName()
-        if not name.startswith(("_", ".")):
-            return True
-    return False
+        status = files.next()
+        if not status.getPath().getName().startswith(("_", ".")):
+            yield status
+
+
+def _has_data_files(spark: Any, path: str) -> bool:
+    return next(_data_files(spark, path), None) is not None
 
 
 def _empty_data_file(spark: Any, path: str) -> str | None:
     """The name of a data file of 0 bytes under ``path`` (Spark skips such a file as no
     rows: a dataset of one would read as 0 messages), or None."""
-    fs, p = _hadoop_path(spark, path)
-    if not fs.exists(p):
-        return None
-    files = fs.listFiles(p, True)
-    while files.hasNext():
-        status = files.next()
-        name = status.getPath().getName()
-        if not name.startswith(("_", ".")) and status.getLen() == 0:
-            return str(name)
-    return None
+    return next((str(f.getPath().getName()) for f in _data_files(spark, path)
+                 if f.getLen() == 0), None)
 
 
 def path_exists(spark: Any, path: str) -> bool:
