@@ -838,7 +838,11 @@ def test_max_pull_bytes_sample_and_an_edited_backoff_as_natscli(jl):
                  "1024", "--sample", "50", "-j"))["config"]
     assert (cfg["max_bytes"], cfg["sample_freq"]) == (1024, "50")
     assert "Sampling Rate: 50" in ok(jl("consumer", "info", "ORDERS", "S")).stdout
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     r = jl("consumer", "add", "ORDERS", "T", "--pull", "--defaults", "--sample", "101")
+    assert data_dir_bytes(jl.data) == before  # refused: nothing changed
     assert (r.exit_code, r.stderr) == (2, "jetlink: error: invalid value for --sample: 101: "
                                           "sample percent is not between 0 and 100\n")
     cfg = doc(jl("consumer", "edit", "ORDERS", "S", "--sample", "0", "--max-pull-bytes",
@@ -848,7 +852,9 @@ def test_max_pull_bytes_sample_and_an_edited_backoff_as_natscli(jl):
         [60_000_000_000, 440_000_000_000, 820_000_000_000], -1)
     cfg = doc(jl("consumer", "edit", "ORDERS", "S", "--backoff", "none", "-f", "-j"))["config"]
     assert "backoff" not in cfg and cfg["max_deliver"] == -1
+    before = data_dir_bytes(jl.data)
     r = jl("consumer", "edit", "ORDERS", "S", "--backoff-min", "1s", "-f")
+    assert data_dir_bytes(jl.data) == before
     assert (r.exit_code, r.stderr) == (2, "jetlink: error: --backoff-min shapes a backoff: "
                                           "give --backoff linear\n")
 

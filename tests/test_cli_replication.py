@@ -1209,7 +1209,11 @@ def test_positions_sync_says_what_it_skipped_and_exits_1(jl):
     assert r.exit_code == 1, (r.stdout, r.stderr)
     assert re.fullmatch(r"Skipped mirror M: origin O in cluster west: cluster west is down "
                         r"\(kept the positions synced .* ago\)\n", r.stdout), r.stdout
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     r = jl("--cluster", "east", "positions", "sync", "--interval", "1s")
+    assert data_dir_bytes(jl.data) == before  # refused before anything is read or written
     assert (r.exit_code, r.stderr.splitlines()[0]) == (
         2, "jetlink: error: --interval 1s applies with --follow (the pause between its "
         "passes); without it positions sync runs once")

@@ -223,7 +223,11 @@ def test_a_stream_job_into_a_kafka_cluster_is_refused_before_it_runs(jl):
     ok(jl("stream", "add", "KO", "--subjects", "ko.>", "--defaults"))
     publish(jl, "ko", 3)
     ok(jl("cluster", "add", "kw", "--kind", "kafka"))
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     r = jl("spark", "mirror", "KO", "store:kw/KO")
+    assert data_dir_bytes(jl.data) == before  # refused: nothing changed anywhere
     assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster kw is a Kafka cluster: "
                                           "streams live in a NATS cluster (cluster add NAME "
                                           "--kind nats)\n"), r.stderr

@@ -114,7 +114,12 @@ def test_stream_find_on_the_engine(jl, cli_clock, utc):
     ok(jl("pub", "orders.a", "hello"))
     ok(jl("replicate"))
     cli_clock.advance_s(120)
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     assert ok(jl("stream", "find", "--mirrored", "-n")).stdout == "COPY\n"
+    assert ok(jl("consumer", "find", "ORDERS")).stdout == ""
+    assert data_dir_bytes(jl.data) == before  # the find verbs only read
     assert json.loads(ok(jl("stream", "find", "--mirrored", "--invert", "-j")).stdout) == [
         "EMPTY", "KV_B", "ORDERS"]  # every stream counts, the KV bucket's too
     assert ok(jl("stream", "find", "--empty", "--subject", ">", "-n")).stdout == \
