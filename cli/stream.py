@@ -1776,13 +1776,9 @@ def render_get(app: App, stream: str, msg: dict[str, Any], *,
         output.line(app, "Headers:")
         output.print_headers(app, msg["headers"], indent="  ")
         output.line(app)
-    if translate is None:
-        output.print_body(app, output.body_text(msg.get("data", "")))
-    else:
-        from jetlink.cli import translate as T
+    from jetlink.cli import translate as T  # (loaded by the command already)
 
-        T.print_body(app, output.body_text(msg.get("data", "")), translate,
-                     msg["subject"], stream)
+    T.print_body(app, output.body_text(msg.get("data", "")), translate, msg["subject"], stream)
 
 
 VIEW_PAGE = 10  # natscli's page size
@@ -1874,9 +1870,8 @@ def view(
         if raw and translate is not None:
             T.print_body(app, msg.data, translate, msg.subject, name, trailing_blank=False)
         else:
-            output.print_message(app, to_doc(msg), _render_viewed if translate is None else
-                                 functools.partial(_render_viewed, translate=translate,
-                                                   stream=name), raw=raw)
+            output.print_message(app, to_doc(msg), functools.partial(
+                _render_viewed, translate=translate, stream=name), raw=raw)
         shown += 1
         if count is not None and shown >= count:
             break
@@ -1894,12 +1889,9 @@ def _render_viewed(app: App, msg: dict[str, Any], data: bytes, *,
         output.line(app)
         output.print_headers(app, msg["headers"], indent="  ")
     output.line(app)
-    if translate is None:
-        output.print_body(app, data)
-    else:
-        from jetlink.cli import translate as T
+    from jetlink.cli import translate as T  # (loaded by the command already)
 
-        T.print_body(app, data, translate, msg["subject"], stream)
+    T.print_body(app, data, translate, msg["subject"], stream)
 
 
 def _check_filter(option: str, value: str) -> None:

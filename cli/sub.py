@@ -199,12 +199,9 @@ def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False,
             output.line(app)
         if shown == "headers":
             return
-        if translate is None:
-            output.print_body(app, data)
-        else:
-            from jetlink.cli import translate as T
+        from jetlink.cli import translate as T  # (loaded by the command already)
 
-            T.print_body(app, data, translate, msg["subject"], "")
+        T.print_body(app, data, translate, msg["subject"], "")
 
     if raw and translate is not None:  # natscli's compact form: no subject given to CMD
         from jetlink.cli import translate as T
