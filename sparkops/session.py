@@ -45,9 +45,12 @@ docs/benchmarks.md (Spark) has the figures.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import signal
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -429,6 +432,7 @@ def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
         # the user's own options last: the JVM takes the last of a repeated flag
         conf.set("spark.driver.extraJavaOptions", " ".join([*java_opts, user_opts]).strip())
     log_path = jvm_log_path()
+    _quiet_py4j()
     try:
         gateway = _launch(conf, env, log_path)
     except Exception:
@@ -447,8 +451,53 @@ def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
     if cds is not None:
         cds.started(getattr(gateway, "proc", None), log_path)
     sc = SparkContext(conf=conf, gateway=gateway)
+    _plain_interrupts()
     sc.setLogLevel("ERROR")
     return SparkSession(sc)
+
+
+class _Py4JInterrupted(logging.Filter):
+    """Drops py4j's records of a gateway call an interrupt cut short (it logs each with its
+    traceback on the root logger)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        while exc is not None:
+            if isinstance(exc, KeyboardInterrupt):
+                return False
+            exc = exc.__context__
+        return not (_INTERRUPTED and "py4j" in record.pathname)
+
+
+_INTERRUPTED: list[int] = []  # the SIGINTs received since the driver started
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    _INTERRUPTED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _plain_interrupts() -> None:
+    """An interrupt (Ctrl-C) ends a Spark job as it ends any command: exit 130, nothing
+    printed (docs/exit-codes.md). PySpark's SIGINT handler cancels the jobs through the
+    gateway from inside the gateway call it interrupts (a re-entrant read of the same
+    connection, which fails), and py4j logs every interrupted call with a traceback: the
+    handler raises KeyboardInterrupt alone, and those records are dropped (``_quiet_py4j``,
+    from before the JVM starts). The JVM ignores
+    SIGINT (PySpark starts it so) and is killed when this process exits (PySpark's atexit),
+    which ends its jobs."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupt)
+
+
+def _quiet_py4j() -> None:
+    """py4j's records of interrupted gateway calls dropped (``_Py4JInterrupted``): a
+    logger's filter sees the records of that logger alone, so each logger py4j writes to
+    has it (the root logger: py4j's module-level ``logging.exception`` calls)."""
+    for name in ("", "py4j.java_gateway", "py4j.clientserver"):
+        log = logging.getLogger(name)
+        if not any(isinstance(f, _Py4JInterrupted) for f in log.filters):
+            log.addFilter(_Py4JInterrupted())
 
 
 def _launch(conf: Any, env: dict[str, str], log_path: Path) -> Any:

@@ -549,6 +549,51 @@ def test_the_driver_exits_on_out_of_memory(spark):
     assert EXIT_ON_OOM in args
 
 
+def test_an_interrupt_ends_a_running_job_without_py4j_tracebacks(spark, caplog):
+    """Ctrl-C while a job runs: KeyboardInterrupt alone (the command then exits 130, nothing
+    printed). PySpark's own handler cancelled the jobs from inside the interrupted gateway
+    call (a re-entrant read of the same connection) and py4j logged each failed call with
+    its traceback; the session's handler does neither, and the gateway works afterwards."""
+    import logging
+    import os
+    import signal
+    import threading
+    import time
+
+    from jetlink.sparkops import session
+
+    assert signal.getsignal(signal.SIGINT) is session._interrupt
+    sc = spark.sparkContext
+    seen: list[str] = []
+
+    def interrupt_when_running() -> None:
+        tracker = sc.statusTracker()
+        deadline = time.monotonic() + 120
+        while not tracker.getActiveJobsIds():
+            if time.monotonic() > deadline:
+                seen.append("no job became active in 120 s")
+                return
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    caplog.set_level(logging.DEBUG)
+    thread = threading.Thread(target=interrupt_when_running)
+    thread.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            spark.range(10 ** 13).selectExpr("sum(id)").collect()
+    finally:
+        thread.join()
+        sc.cancelAllJobs()
+        # the interrupted call's connection was closed: this thread's next one is another
+        # JVM thread, where the session is not the active one (a thread-local)
+        spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
+    assert seen == []
+    assert [(r.pathname, r.getMessage()) for r in caplog.records
+            if "py4j" in r.pathname and r.levelno >= logging.WARNING] == []
+    assert spark.range(3).count() == 3
+
+
 def test_an_unreachable_cluster_master_is_named_before_spark_starts(jl, tmp_path):
     """A ``spark://`` master none of whose addresses accepts a connection: one line naming
     it and each address's answer, exit 1, in well under Spark's own minute of retries;
