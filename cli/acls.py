@@ -605,23 +605,22 @@ def _acl_block(head: str, bindings: list[Any]) -> list[str]:
 
 
 def _resynced(app: App, gone: list[Any], owners: dict[Any, str]) -> None:
-    """A warning per cluster link whose ACL sync made ACLs just removed: while that sync
-    runs and the source cluster holds them, its next run creates them again
-    (core/kafka/acl_sync.py: the ACLs a link made are the link's)."""
-    from jetlink.core.kafka.acl_sync import owning_link
+    """A warning per cluster link whose ACL sync creates again ACLs just removed: it made
+    them, its acl.filters still select them and the source cluster holds them
+    (core/kafka/links.py ``acls_synced_again``). Through REST nothing says who made an ACL:
+    no owners, no warning."""
+    if not owners:
+        return
+    from jetlink.core.kafka.links import Links
 
-    links: dict[str, int] = {}
-    for b in gone:
-        link = owning_link(owners.get(b, ""))
-        if link is not None:
-            links[link] = links.get(link, 0) + 1
-    for link, n in sorted(links.items()):
+    again = Links(common.data_dir(app), app.cluster).acls_synced_again(gone, owners)
+    for link, n in again.items():
         were = "was" if n == 1 else "were"
         output.notice(app, f"jetlink: warning: {n} of the ACLs removed {were} made by the "
-                           f"ACL sync of cluster link {link} (acl.sync.enable): "
-                           "its next run creates them again while the source cluster holds "
-                           "them; change the link's acl.filters, or remove them on the "
-                           "source, to keep them removed")
+                           f"ACL sync of cluster link {link} (acl.sync.enable), whose next "
+                           "run creates them again: its acl.filters select them and the "
+                           "source cluster holds them; change the link's acl.filters, or "
+                           "remove them on the source, to keep them removed")
 
 
 def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None:

@@ -321,8 +321,9 @@ def promote(ctx: typer.Context, link: LinkOpt, topics: TopicsArg = None,
     no pending config sync and no pending consumer offset sync. Synced consumer group offsets
     beyond the mirror's log end offsets are clamped; every clamp is printed. --link alone
     promotes every mirror of the link. Exit status 1 when a topic was refused; a mirror
-    already stopped is reported (its error_code 42 in --json, as the REST API answers) with
-    exit status 0, so a re-run after a promote or failover is not a failure.
+    already stopped is reported (error_code 42, INVALID_REQUEST, in --json; 400 with
+    --rest-url, as REST v3 answers) with exit status 0, so a re-run after a promote or
+    failover is not a failure.
     """
     _alter(ctx, "promote", topics, link, dry_run, timeout)
 

@@ -615,6 +615,8 @@ NOT_UTF8 = [  # (command line with a byte that is not UTF-8, as Python holds it:
     ["--cluster", "k", "acls", "add", "--principal", "User:a\udcff", "--operation", "Read",
      "--topic", "t"],
     ["--cluster", "k", "group", "describe", "g\udcfe"],
+    # a name a verb creates: checked against Kafka's topic name rule, which it also breaks
+    ["--cluster", "k", "topic", "create", "x\udcff"],
     ["stream", "add", "S\udcff", "--subjects", "q.>", "--defaults"],
     ["pub", "s.\udcff", "x"],
     # values that go into a config: refused by its decoding (core/config/codec.py), named

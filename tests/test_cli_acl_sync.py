@@ -168,11 +168,29 @@ def test_removing_an_acl_the_sync_made_warns_that_the_next_run_makes_it_again(tw
                    "--force"))
     assert r.stderr.splitlines()[-1] == (
         "jetlink: warning: 1 of the ACLs removed was made by the ACL sync of cluster link L "
-        "(acl.sync.enable): its next run creates them again while the source cluster holds "
-        "them; change the link's acl.filters, or remove them on the source, to keep them "
-        "removed")
+        "(acl.sync.enable), whose next run creates them again: its acl.filters select them "
+        "and the source cluster holds them; change the link's acl.filters, or remove them on "
+        "the source, to keep them removed")
     ok(two("--cluster", "east", "acls", "add", "--principal", "User:carol", "--operation",
            "read", "--topic", "orders"))
     r = ok(two("--cluster", "east", "acls", "rm", "--principal", "User:carol", "--topic",
                "orders", "--force"))
     assert "warning" not in r.stderr  # an ACL no link made: nothing to say
+
+
+@pytest.mark.parametrize("change", [
+    ["--acl-filters-json-file", "empty.json"],  # the filters no longer select them
+    ["--config", "acl.sync.enable=false"],      # the sync is off: nothing runs again
+])
+def test_removing_an_acl_the_sync_will_not_make_again_warns_of_nothing(two, change):
+    """A synced ACL removed after the link's filters stopped selecting it (or its sync was
+    turned off): no run creates it again, and the removal does not say one will."""
+    (two.tmp / "empty.json").write_text('{"aclFilters":[]}')
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "-c", "acl.sync.ms=3600000", "--acl-filters-json-file",
+           str(two.tmp / "f.json")))
+    assert east_acls(two) == [ALICE_READ]
+    ok(two("--cluster", "east", "links", "alter", "L",
+           *[str(two.tmp / a) if a.endswith(".json") else a for a in change]))
+    r = ok(two("--cluster", "east", "acls", "rm", "--topic", "*", "--force"))
+    assert "warning" not in r.stderr, r.stderr

@@ -154,6 +154,18 @@ REFUSALS = [
      "INVALID_CONFIG", 40,
      "Invalid value for configuration auto.create.mirror.topics.filters: "
      "topicFilters[0].patternType: required: LITERAL or PREFIXED"),
+    # nested deeper than Python's JSON reader goes: refused as any document that is not
+    # JSON, naming the configuration; an unknown key is quoted clipped
+    (["-c", "consumer.offset.group.filters=" + "[" * 5000 + "]" * 5000], "INVALID_CONFIG", 40,
+     "Invalid value for configuration consumer.offset.group.filters: not a JSON document: "
+     "nested too deeply (more levels than a configuration ever has)"),
+    (["-c", "x" * 5000 + "=1"], "INVALID_CONFIG", 40,
+     "Unknown cluster link configuration '" + "x" * 40 + "... (5,000 characters)': known "
+     "configurations: acl.filters, acl.sync.enable, acl.sync.ms, "
+     "auto.create.mirror.topics.enable, auto.create.mirror.topics.filters, "
+     "cluster.link.paused, cluster.link.prefix, cluster.link.retry.timeout.ms, "
+     "connection.mode, consumer.offset.group.filters, consumer.offset.sync.enable, "
+     "consumer.offset.sync.ms, link.mode, mirror.start.offset.spec, topic.config.sync.ms"),
 ]
 
 

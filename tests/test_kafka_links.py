@@ -760,3 +760,19 @@ def test_a_nats_cluster_is_never_a_links_source(links, dd):
         assert (err.name, err.field, err.description) == (
             "INVALID_CONFIG", "source_cluster", message)
     assert links.find("N", with_topics=False) is None
+
+
+def test_link_and_topic_ids_are_drawn_again_when_kafka_would(links, monkeypatch):
+    """Kafka's ``Uuid.randomUuid`` draws again an id whose text starts with '-' (it reads as
+    an option on a command line) and the two reserved ids (zero, the metadata topic's):
+    cluster link ids and topic ids alike (core/kafka/ids.py)."""
+    from jetlink.core.kafka import ids
+
+    rounds = [b"\xf8" + bytes(15), bytes(16), bytes(15) + b"\x01", b"\x01" * 16]
+    draws = iter(rounds * 2)
+    monkeypatch.setattr(ids.secrets, "token_bytes", lambda n: next(draws))
+    assert ids.random_uuid() == "AQEBAQEBAQEBAQEBAQEBAQ"
+    assert [ids.base64.urlsafe_b64encode(b).decode()[:22] for b in rounds[:3]] == [
+        "-AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAQ"]
+    info = links.create("L", source_cluster="east")
+    assert info.link_id == "AQEBAQEBAQEBAQEBAQEBAQ"

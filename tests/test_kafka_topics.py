@@ -224,11 +224,15 @@ CONFIG_REFUSALS = [
      "Invalid value {not json for configuration confluent.placement.constraints: "
      "Value must be JSON text "
      "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    ("confluent.placement.constraints", "[" * 5000 + "]" * 5000,
+     "Invalid value " + "[" * 40 + "... (10,000 characters) for configuration "
+     "confluent.placement.constraints: Value must be JSON text "
+     "(nested too deeply (more levels than a configuration ever has))"),
 ]
 
 
 @pytest.mark.parametrize(("key", "value", "message"), CONFIG_REFUSALS,
-                         ids=[f"{k}={v}" for k, v, _ in CONFIG_REFUSALS])
+                         ids=[f"{k}={v[:40]}" for k, v, _ in CONFIG_REFUSALS])
 def test_config_refusals(kafka, key, value, message):
     with pytest.raises(KafkaError) as exc:
         validate_topic_config(key, value)

@@ -9,6 +9,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..errors import TOO_DEEP
 from .errors import KafkaError
 
 __all__ = ["filter_list"]
@@ -26,6 +27,8 @@ def filter_list(text: str | Mapping[str, Any], list_key: str,
             doc = json.loads(text)
         except ValueError as err:
             raise bad("", f"not a JSON document: {err}") from None
+        except RecursionError:
+            raise bad("", f"not a JSON document: {TOO_DEEP}") from None
     if not isinstance(doc, dict):
         raise bad("", not_object)
     extra = [k for k in doc if k != list_key]

@@ -66,13 +66,11 @@ function exists; ``Links(...)`` itself uses the fallbacks (the ``topics.mirror_l
 
 from __future__ import annotations
 
-import base64
 import builtins
 import difflib
 import json
 import re
 import sqlite3
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -80,10 +78,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import clip
 from ..numbers import IntTextError, parse_int
-from .acl_sync import ACL_FILTERS_KEY, doomed_acls, parse_acl_filters
+from .acl_sync import (
+    ACL_FILTERS_KEY,
+    doomed_acls,
+    owning_link,
+    parse_acl_filters,
+    pending_acls,
+)
 from .authz import link_principal
 from .errors import KafkaError, check_unique_config_keys
 from .filter_json import filter_list
+from .ids import random_uuid
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
@@ -254,7 +259,7 @@ def _unknown_key(key: str) -> KafkaError:
         else:
             hint = "known configurations: " + ", ".join(sorted(LINK_CONFIG_DEFAULTS))
     return KafkaError(
-        "INVALID_CONFIG", f"Unknown cluster link configuration '{key}': {hint}", field=key
+        "INVALID_CONFIG", f"Unknown cluster link configuration '{clip(key)}': {hint}", field=key
     )
 
 
@@ -856,8 +861,8 @@ def validate_link_name(name: Any) -> str:
 
 
 def new_link_id() -> str:
-    """A random id shaped like Kafka's Uuid (22 characters of URL-safe base64)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    """A new cluster link id: a random Kafka Uuid (core/kafka/ids.py)."""
+    return random_uuid()
 
 
 # -- states and tasks ---------------------------------------------------------------------
@@ -1272,6 +1277,29 @@ class Links:
             with self._schema.read() as conn:
                 raise _not_found(name, conn)
         return info
+
+    def acls_synced_again(self, removed: Iterable[Any], owners: Mapping[Any, str]
+                          ) -> dict[str, int]:
+        """Per cluster link of this cluster, how many of the ACLs ``removed`` (``owners``:
+        who made each, AclStore.owners, read before the removal) its next ACL sync creates
+        again: those it made that its acl.filters still select while the source cluster
+        holds them and its ACL sync is on (acl_sync.py ``pending_acls``)."""
+        made: dict[str, set[Any]] = {}
+        for b in removed:
+            link = owning_link(owners.get(b, ""))
+            if link is not None:
+                made.setdefault(link, set()).add(b)
+        out: dict[str, int] = {}
+        for link, bindings in sorted(made.items()):
+            info = self.find(link, with_topics=False)
+            if info is None or not info.config.acl_sync_enable \
+                    or not self.datadir.has_cluster(info.source_cluster):
+                continue
+            again = bindings & set(pending_acls(self.datadir, self.cluster,
+                                                info.source_cluster, info.config) or ())
+            if again:
+                out[link] = len(again)
+        return out
 
     def list(self, *, with_topics: bool = True) -> list[LinkInfo]:
         """Every link of this cluster, by name."""

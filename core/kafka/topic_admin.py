@@ -8,13 +8,12 @@ as their first argument; the ``Kafka`` facade (topics.py) binds them as its meth
 
 from __future__ import annotations
 
-import base64
 import json
-import secrets
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError, check_unique_config_keys
+from .ids import random_uuid
 from .topic_configs import (
     CONFIG_DEFS,
     MIRROR_SYNCED_CONFIGS,
@@ -69,7 +68,7 @@ def create_topic(kafka: TopicStore, name: str, partitions: int = 1,
         stored = validate_topic_configs(configs)
         now = kafka.now_ms()
         rowid = _free_rowid(conn)
-        info = TopicInfo(name, _new_topic_id(),
+        info = TopicInfo(name, random_uuid(),
                          [PartitionInfo(p, 0, 0, 0) for p in range(partitions)],
                          stored, now, mirror_link)
         if validate_only:
@@ -83,14 +82,6 @@ def create_topic(kafka: TopicStore, name: str, partitions: int = 1,
                          [(rowid, p) for p in range(partitions)])
         return info
 
-
-def _new_topic_id() -> str:
-    """A random id printed like Kafka's ``Uuid.toString()``: 22 base64url characters, never
-    starting with '-' (Kafka regenerates those)."""
-    while True:
-        text = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode("ascii").rstrip("=")
-        if not text.startswith("-"):
-            return text
 
 
 

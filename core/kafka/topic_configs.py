@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import clip
+from ..errors import TOO_DEEP, clip
 from ..numbers import IntTextError, parse_int
 from .errors import KafkaError
 from .topic_records import MAX_PARTITIONS
@@ -97,8 +97,13 @@ def validate_topic_name(name: Any) -> str:
         reason = (f"'{name}' contains one or more characters other than ASCII alphanumerics, "
                   "'.', '_' and '-'")
     if reason:
-        raise KafkaError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}",
+        err = KafkaError("INVALID_TOPIC_EXCEPTION", f"Topic name is invalid: {reason}",
                          field="name")
+        if isinstance(name, str) and any("\udc80" <= c <= "\udcff" for c in name):
+            # bytes that are not UTF-8 (a command line's, held as lone surrogates): the CLI
+            # names the argument, a usage error (cli/launch.py)
+            err.not_utf8 = name  # type: ignore[attr-defined]
+        raise err
     return name
 
 
@@ -292,6 +297,8 @@ def validate_topic_config(key: Any, value: Any) -> str:
                 json.loads(text)
             except ValueError as exc:
                 raise _invalid(key, value, f"Value must be JSON text ({exc})") from None
+            except RecursionError:
+                raise _invalid(key, value, f"Value must be JSON text ({TOO_DEEP})") from None
     return text
 
 
