@@ -50,7 +50,7 @@ from .limits import CLUSTER_NAME_RE
 from .messages import UnstoredAck
 from .startseq import deliver_all_start
 from .store import Cluster, DataDir, connect
-from .store.health import StorageError
+from .store.health import StorageError, unusable
 from .streamstore.base import INSERT_SUBJECTS_SQL, UPDATE_SUBJECTS_SQL
 from .subjectcache import matched_hint, memo
 from .transform import compile_transform
@@ -396,8 +396,7 @@ def _plan(dd: DataDir, tcluster: str, target: str, kind: str, src: StreamSource
         ocl = dd.open(ocname)
         ocl.check_sound()
     except StorageError:
-        a.error = _setup_error(kind, f"origin cluster {ocname} cannot be used (its database "
-                               "is damaged: see jetlink cluster check)")
+        a.error = _setup_error(kind, f"origin {unusable(ocname)}")
         return a
     except JetlinkError:
         a.error = _setup_error(kind, f"origin cluster {ocname} not found")

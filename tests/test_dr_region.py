@@ -859,6 +859,27 @@ def test_a_side_that_cannot_be_read_is_refused_the_failed_region_may_be_damaged(
     assert {p.name: p.read_bytes() for p in region.data.iterdir() if p.is_file()} == before
 
 
+def test_the_failed_region_damaged_fails_over_as_one_that_does_not_answer(region):
+    """The region that failed, its database damaged as well (marked down or not: the mark
+    is inside the damaged file): the plan is made from what the mirrors' side holds (the
+    synced positions), as for a region that does not answer; fencing and failing back wait
+    for it to be readable again, saying why."""
+    data_dir_bytes(region.data)  # every log folded in: the files alone hold the data
+    _damage(region.data / "west.db")
+    r = ok(east(region, "dr", "failover", "--from", "west", "--dry-run"))
+    assert r.stdout.splitlines() == [*PLAN, "Dry run: nothing changed"]
+    d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    assert d["complete"] is True
+    assert sorted((o["name"], o["state"]) for o in d["objects"]) == [
+        ("CONFIG", "done"), ("ORDERS_EAST", "done"), ("PAY", "done")]
+    unusable = ("cluster west cannot be used (its database is damaged: see jetlink cluster "
+                "check)")
+    r = east(region, "dr", "fence", "--from", "west", "-f")
+    assert r.exit_code == 1 and f"unreachable: {unusable}" in r.stderr, r.output
+    r = east(region, "dr", "failback", "--from", "west", "--dry-run")
+    assert r.exit_code == 2 and f"does not answer ({unusable})" in r.stderr, r.output
+
+
 def test_the_default_tail_the_plan_names_is_the_one_written(region, tmp_path, monkeypatch):
     """Without --tail each tail goes to ./failback-<stream>-<time>: the time is the plan's,
     so the path the plan shows is the one the run writes, however long the run takes."""

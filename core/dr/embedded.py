@@ -52,6 +52,7 @@ from ..config.stream import StreamConfig
 from ..errors import JetlinkError, NotFoundError, nats_error, not_found
 from ..messages import StreamInfo
 from ..store import Cluster, DataDir
+from ..store.health import StorageError, unusable
 from .rules import (
     OriginFacts,
     OwnConsumer,
@@ -88,8 +89,13 @@ def origin_facts(datadir: DataDir, cluster: str, mirror_cfg: StreamConfig, mirro
     if not datadir.has_cluster(ocluster):
         facts.error = f"cluster {ocluster} not found"
         return facts
-    oc = datadir.open(ocluster, create_local=False)
-    if oc.down:
+    try:
+        oc = datadir.open(ocluster, create_local=False)
+        down = oc.down
+    except StorageError:  # a region that failed may be damaged too: it does not answer
+        facts.error = unusable(ocluster)
+        return facts
+    if down:
         facts.error = f"cluster {ocluster} is down"
         return facts
     with _origin_snapshot(oc, clock) as (conn, catalog):

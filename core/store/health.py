@@ -47,6 +47,13 @@ class DamagedError(StorageError):
     """A cluster database that is damaged, emptied, truncated or not a database at all."""
 
 
+def unusable(cluster: str) -> str:
+    """What a cluster whose database cannot be opened is, as an origin or a region: like a
+    server that does not answer, its state unknown."""
+    return (f"cluster {cluster} cannot be used (its database is damaged: see jetlink cluster "
+            "check)")
+
+
 class DiskFullError(StorageError):
     """SQLite could not write: database or disk is full."""
 
