@@ -260,6 +260,20 @@ def test_origin_down_seen_and_positions_age(world):
     assert nagios(world("dr", "check"), 1).startswith("WARNING dr Warn:BACKUP@east: Origin")
 
 
+def test_a_mirror_whose_own_cluster_is_down_is_critical(world):
+    """The mirrors' side marked down is a region that is out itself: a failover there is
+    refused (the region's plan takes nothing over from a side that is down), so the check
+    says so, however well the origin answers."""
+    ok(east(world, "positions", "sync"))
+    ok(world("cluster", "down", "east"))
+    crit = ("Crit:BACKUP@east: Cluster east is down: a failover there would be refused "
+            "(jetlink cluster up east once it answers)")
+    assert nagios(east(world, "dr", "check"), 2).startswith(f"CRITICAL dr {crit} OK:")
+    assert nagios(world("dr", "check"), 2).startswith(f"CRITICAL dr {crit} OK:")
+    ok(world("cluster", "up", "east"))
+    nagios(east(world, "dr", "check"), 0)
+
+
 def test_unknown_subjects_are_critical_and_a_topology_file_knows_them(world, tmp_path):
     ok(world("cluster", "down", "west"))  # and no positions were ever synced
     line = nagios(world("dr", "check"), 2)

@@ -139,15 +139,24 @@ def test_an_interrupt_after_every_object_before_the_fence_says_the_fence_is_left
 
 def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
     """--cluster west (down) with --from east, the two swapped: said as such (exit 2, nothing
-    changed), naming the cluster that answers; dr check of it names the cluster."""
+    changed), naming the cluster that answers, never the region itself; dr check of it
+    names the cluster."""
     before = data_dir_bytes(region.data)
     for verb in ("failover", "fence", "failback"):
         r = west(region, "dr", verb, "--from", "east", "-f")
         assert r.exit_code == 2, r.output
         assert r.stderr == (
             "jetlink: error: --cluster west: cluster west is down: a side that is down takes "
-            "nothing over (it is a region); address the cluster that holds the mirrors (east "
-            "answers), or leave --cluster out to plan every cluster that answers\n")
+            "nothing over (it is a region); mark it up once it answers (jetlink cluster up "
+            "west), or, if cluster west failed, give it as --from and address the cluster "
+            "that holds the mirrors with --cluster\n")
+    ok(region("cluster", "add", "north"))
+    r = west(region, "dr", "failover", "--from", "east", "-f")
+    assert r.exit_code == 2, r.output
+    assert r.stderr.endswith(
+        "address the cluster that holds the mirrors (north answers), or leave --cluster out "
+        "to plan every cluster that answers\n")
+    ok(region("cluster", "rm", "north", "-f"))
     assert data_dir_bytes(region.data) == before
     r = west(region, "dr", "check")
     assert r.exit_code == 3

@@ -535,16 +535,21 @@ def sides_of(backend: Backend, clusters: Sequence[str] | None, verb: str, *, ste
                 continue  # a side that is down is a region, not where objects are taken
             sides.append(Side(i.name, i.name, "links" in c.table_names(), i.kind == "nats"))
         if clusters is not None and not sides and down:
-            up = [i.name for i in infos if i.name not in down and not dd.open(
-                i.name, create_local=False).down]
+            # the clusters that answer, but the region itself: it is not where mirrors are
+            up = [i.name for i in infos if i.name not in down and i.name not in regions
+                  and not dd.open(i.name, create_local=False).down]
             named = ", ".join(f"--cluster {d}" for d in down)
+            these = f"cluster{'s' if len(down) > 1 else ''} {', '.join(down)}"
+            ways = (f"address the cluster that holds the mirrors ({', '.join(up)} "
+                    f"answer{'s' if len(up) == 1 else ''}), or leave --cluster out to plan "
+                    "every cluster that answers") if up else (
+                f"mark {'them' if len(down) > 1 else 'it'} up once "
+                f"{'they answer' if len(down) > 1 else 'it answers'} (jetlink cluster up "
+                f"{' '.join(down)}), or, if {these} failed, give it as --from and address "
+                "the cluster that holds the mirrors with --cluster")
             raise UsageError(
-                f"{named}: cluster{'s' if len(down) > 1 else ''} {', '.join(down)} "
-                f"{'are' if len(down) > 1 else 'is'} down: a side that is down takes nothing "
-                "over (it is a region); address the cluster that holds the mirrors"
-                + (f" ({', '.join(up)} answer{'s' if len(up) == 1 else ''})" if up else "")
-                + ", or leave --cluster out to plan every cluster that answers",
-                field="cluster")
+                f"{named}: {these} {'are' if len(down) > 1 else 'is'} down: a side that is "
+                f"down takes nothing over (it is a region); {ways}", field="cluster")
         return sides, [i.name for i in infos] + sorted(unread), dd
 
     def server(js: Any) -> tuple[list[Side], list[str], Any]:

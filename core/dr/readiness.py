@@ -1284,6 +1284,7 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
     clock = clock or SystemClock()
     wanted = _Names(names)
     broken: list[tuple[str, JetlinkError]] = []  # clusters whose database cannot be used
+    down: set[str] = set()  # clusters marked down (cluster down): a side that takes nothing
 
     def data_dir(dd: DataDir) -> list[tuple[str | None, str, str, bool]]:
         # a check copies nothing: no replication step when the command ends (the engine's
@@ -1292,6 +1293,7 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
         infos = dd.clusters(create_local=False, broken=broken)
         require_clusters(dd, infos, clusters)
         chosen = [i for i in infos if clusters is None or i.name in clusters]
+        down.update(i.name for i in chosen if i.down)
         out: list[tuple[str | None, str, str, bool]] = []
         for i in chosen:
             links = "links" in dd.open(i.name, create_local=False).table_names()
@@ -1326,6 +1328,12 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                          failures=[f"could not list mirrors: {reason(err)}"
                                    + (f": {err.detail}" if err.detail  # (the closest name)
                                       and "did you mean" in err.detail else "")])
+    # A mirror whose own cluster is marked down is in a region that is out itself: a
+    # failover there is refused (core/dr/fence.py sides_of), whatever its origin says.
+    for m in mirrors:
+        if m.cluster in down:
+            m.result.critical(f"Cluster {m.cluster} is down: a failover there would be "
+                              f"refused (jetlink cluster up {m.cluster} once it answers)")
     # A cluster that cannot be read hides its mirrors: a check that cannot look is critical
     # (natscli's "could not load info"), named with what `cluster check` says of it; a
     # check of named mirrors all found elsewhere is not about it.
