@@ -32,6 +32,8 @@ from jetlink.core.store import DataDir
 
 JETLINK = str(Path(sys.executable).with_name("jetlink"))
 
+SECOND = 1_000_000_000
+
 
 def _acked(js: JetStream, stream: str, name: str, upto: int) -> None:
     try:
@@ -164,6 +166,8 @@ def check_round_trip(path: Path, tail_path: str, tail: list) -> None:
         assert m.config.mirror.name == "ORDERS" and m.config.mirror.external.api == \
             "$JS.west.API"
         assert m.config.subjects == [] and m.state.last_seq == 14
+        # as the mirror was: no duplicate window (the promoted stream had the server's 2m)
+        assert m.config.duplicate_window == 0
         assert sorted(west.consumer_names("ORDERS")) == ["billing", "shipping"]
         assert east.consumer_names("ORDERS_EAST") == ["audit"]
         # each consumer goes on where it stood
@@ -706,3 +710,31 @@ def test_messages_older_than_the_promoted_streams_first_are_kept(jl, tmp_path):
     assert (west["first_seq"], west["last_seq"], west["messages"]) == (1, 10, 10)
     first = doc(run("--cluster", "west", "stream", "get", "ORDERS", "1", "-j"))
     assert first["subject"] == "orders.1"
+
+
+@pytest.mark.parametrize(("window", "promoted", "max_age", "want"), [
+    (300 * SECOND, 120 * SECOND, 0, 300 * SECOND),  # the mirror's own, as recorded
+    (0, 120 * SECOND, 0, 0),
+    (None, 120 * SECOND, 0, 0),  # a record from before: the server's default dropped
+    (None, 30 * SECOND, 30 * SECOND, 0),  # (the default is max_age when that is shorter)
+    (None, 60 * SECOND, 0, 60 * SECOND),  # not the default: someone set it, kept
+])
+def test_the_mirror_made_again_has_the_duplicate_window_it_had(window, promoted, max_age,
+                                                                 want):
+    """Promoting gives the stream the server's default duplicate window (a mirror gets
+    none); the failback makes the mirror again with the one it had, which the promotion
+    record keeps (core/dr/rules.py ``_promoted_config``)."""
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.dr.failback import _as_mirror
+    from jetlink.core.dr.fencing import PROMOTED_KEY, mirror_window
+    from jetlink.core.dr.rules import _promoted_config
+
+    promoted_cfg = StreamConfig.from_json({"name": "M", "subjects": ["m.>"],
+                                           "duplicate_window": promoted, "max_age": max_age})
+    origin = StreamConfig.from_json({"name": "M", "mirror": {"name": "O"}}).mirror
+    _promoted_config(promoted_cfg, origin, 5, window=window)
+    assert PROMOTED_KEY in promoted_cfg.metadata
+    assert mirror_window(promoted_cfg) == window
+    doc = {"name": "M", "subjects": ["m.>"], "duplicate_window": promoted, "max_age": max_age}
+    got = _as_mirror(doc, {"name": "O"}, mirror_window(promoted_cfg))
+    assert (got.duplicate_window, got.mirror.name, got.subjects) == (want, "O", [])

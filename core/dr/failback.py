@@ -63,10 +63,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
+from ..config.validate import DEFAULT_DUPLICATE_WINDOW
 from ..errors import ApiError, JetlinkError, UsageError
 from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config
-from .fencing import DIVERGENCE_KEY, PROMOTED_KEY
+from .fencing import DIVERGENCE_KEY, PROMOTED_KEY, mirror_window
 from .positions import PositionStore
 from .positions import sync as sync_positions
 from .reuse import OriginChanged, Reuse
@@ -304,10 +305,19 @@ def _divergence_note(cfg: StreamConfig, after: int) -> str:
             "them: jetlink dr check names each (Diverged), to re-seed")
 
 
-def _as_mirror(doc: dict[str, Any], mirror: dict[str, Any]) -> StreamConfig:
+def _as_mirror(doc: dict[str, Any], mirror: dict[str, Any], window: Any = None
+               ) -> StreamConfig:
     """A stream config recorded as a mirror of ``mirror`` (what a mirror cannot have
-    dropped: subjects, sources, transforms, republish, a first sequence, a seal)."""
+    dropped: subjects, sources, transforms, republish, a first sequence, a seal), its
+    duplicate_window the mirror's own (``window``, from the promotion record; without one,
+    none when the promoted stream's is the default the server gave it: core/config/
+    validate.py ``_check_duplicate_window``, which gives a mirror none)."""
     cfg = StreamConfig.from_json(dict(doc), strict=False)
+    if isinstance(window, int) and not isinstance(window, bool) and window >= 0:
+        cfg.duplicate_window = window
+    elif cfg.duplicate_window == min(DEFAULT_DUPLICATE_WINDOW,
+                                     cfg.max_age or DEFAULT_DUPLICATE_WINDOW):
+        cfg.duplicate_window = 0
     cfg.mirror = StreamSource.from_json(mirror, strict=False)
     cfg.subjects = []
     cfg.sources = []
@@ -610,7 +620,8 @@ def _record_plan(run: _Run, rec: dict[str, Any] | None, info: Any,
                    "tail": {"path": _abs(tail) if tail else
                             default_tail(run.origin_name, run.tail_at or now),
                             "from_seq": last + 1},
-                   "stream_config": _cfg_doc(info.config)}
+                   "stream_config": _cfg_doc(info.config),
+                   "mirror_window": mirror_window(info.config)}
         path_from = "given" if tail else "default"
         run.save()
         run.done("record", f"the plan, in bucket {BUCKET} of {run.site.label or 'this server'}")
@@ -1183,7 +1194,7 @@ def _mirror_again(run: _Run) -> None:
             js.delete_stream(run.stream)
         run.done("delete-promoted", f"{report.here}, "
                  f"{plural(info.state.messages, 'message')} (all on {report.there} now)")
-    cfg = _as_mirror(run.rec["stream_config"], run.rec["mirror"])
+    cfg = _as_mirror(run.rec["stream_config"], run.rec["mirror"], run.rec.get("mirror_window"))
     if not run.dry_run:
         _add_stream(js, cfg)
     run.done("create-mirror-back", f"{report.here} as the mirror of {report.there} it was")

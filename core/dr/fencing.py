@@ -84,6 +84,15 @@ def promotion_doc(cfg: StreamConfig) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
+def mirror_window(cfg: StreamConfig) -> int | None:
+    """The duplicate_window the mirror had before its promotion, as the promotion record
+    keeps it (None: a record from before it was kept, or none)."""
+    doc = promotion_doc(cfg)
+    window = None if doc is None else doc.get("duplicate_window")
+    return window if isinstance(window, int) and not isinstance(window, bool) \
+        and 0 <= window < 1 << 63 else None
+
+
 def record_seq(value: Any) -> int:
     """A sequence of a record jetlink wrote (a whole number from 0 to 2^63-1, as SQLite and
     the server's int64 hold one); ValueError for anything else (a float, 1e400, a number

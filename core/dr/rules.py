@@ -640,7 +640,8 @@ class Promotion:
                 self.adjust(new_cfg)
             _promoted_config(new_cfg, cfg.mirror, mirror_last,
                              site.own_plan(stream, mirror_last), at=_stamp(site.now_ns()),
-                             action="failover" if self.failover else "promote")
+                             action="failover" if self.failover else "promote",
+                             window=cfg.duplicate_window)
             try:
                 promoted, own = site.promote_update(new_cfg, mirror_last)
             except ApiError as err:
@@ -936,14 +937,18 @@ def _stamp(ns: int) -> str:
 
 def _promoted_config(cfg: StreamConfig, mirror: Any, last: int,
                      own: Sequence[OwnConsumer] = (), at: str | None = None,
-                     action: str | None = None) -> None:
+                     action: str | None = None, window: int | None = None) -> None:
     """The promoted stream's config: the mirror it was in its metadata
-    (:data:`PROMOTED_KEY`, with ``at``, the time of the promotion), with the own consumers
-    still to be recreated, so that a promotion stopped before every consumer was placed can
-    be finished by running it again (``mirror_direct`` is kept, as the server keeps it)."""
+    (:data:`PROMOTED_KEY`, with ``at``, the time of the promotion, and ``window``, the
+    mirror's duplicate_window: the promoted stream gets the server's default one, and a
+    failback makes the mirror again as it was), with the own consumers still to be
+    recreated, so that a promotion stopped before every consumer was placed can be finished
+    by running it again (``mirror_direct`` is kept, as the server keeps it)."""
     import json
 
     doc: dict[str, Any] = {"mirror": mirror.to_json(), "last_seq": last}
+    if window is not None:
+        doc["duplicate_window"] = window
     if at:
         doc["at"] = at
     if action:  # promote or failover: what a re-run of either verb reports it was
