@@ -827,6 +827,18 @@ class KeyValue:
                 return None
             raise
 
+    @staticmethod
+    def _revision(js: JetStream, stream: str, revision: int, subject: str
+                  ) -> StoredMsg | None:
+        """The entry at ``revision`` of ``stream`` when it is one of ``subject``."""
+        try:
+            msg = js.get_msg(stream, revision)
+        except ApiError as err:
+            if err.err_code != 10037:
+                raise
+            return None
+        return msg if msg.subject == subject else None
+
     def get(self, key: str, *, revision: int | None = None) -> Entry:
         """The key's latest value (or the one at ``revision``); 404/10037 ``key not found``
         when it has none or its latest entry is a DEL / PURGE."""
@@ -840,14 +852,12 @@ class KeyValue:
         if revision is not None:
             if int(revision) <= 0:
                 raise JetlinkError("a revision is a positive sequence number", field="revision")
-            try:
-                msg: StoredMsg | None = js.get_msg(stream, int(revision))
-            except ApiError as err:
-                if err.err_code != 10037:
-                    raise
-                msg = None
-            if msg is not None and msg.subject != subject:
-                msg = None
+            msg = self._revision(js, stream, int(revision), subject)
+            if msg is None and stream != self.stream:
+                # a mirror keeps its own history (one revision by default): one it no
+                # longer holds is asked of the bucket itself, never a false "not found"
+                js, stream = self.js, self.stream
+                msg = self._revision(js, stream, int(revision), subject)
         else:
             msg = self._last(key, js, stream)
         if msg is None or operation_of(msg.hdr) != PUT:

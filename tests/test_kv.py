@@ -375,6 +375,25 @@ def test_kv_mirror_is_read_only_and_serves_gets(dd, clock, two):
         seen.put("NEW.3", b"x")
 
 
+def test_a_revision_the_mirror_no_longer_holds_is_read_from_the_bucket(dd, clock, two):
+    """A mirror keeps one revision of each key unless told: an older revision of a key it
+    serves is asked of the bucket itself (never a false "key not found"); the one it holds
+    is its own answer."""
+    _west, east, orders = two
+    first = orders.get("NEW.1").revision
+    east.create_mirror(KVMirrorConfig(name="ORDERS_EAST", origin_bucket="ORDERS",
+                                      domain="west"))
+    orders.put("NEW.1", b"n2")
+    pump_until_idle(dd, clock)
+    seen = east.open("ORDERS")
+    old = seen.get("NEW.1", revision=first)
+    assert (old.value, old.served_by) == (b"n1", "KV_ORDERS")
+    new = seen.get("NEW.1", revision=orders.get("NEW.1").revision)
+    assert (new.value, new.served_by) == (b"n2", "KV_ORDERS_EAST")
+    with pytest.raises(ApiError, match="key not found"):
+        seen.get("OLD.1", revision=first)  # a revision of another key: none
+
+
 def test_kv_mirror_key_filter_and_origin_checks(dd, clock, two):
     _west, east, _orders = two
     east.create_mirror(KVMirrorConfig(name="NEW_ONLY", origin_bucket="ORDERS", domain="west",

@@ -412,7 +412,8 @@ class LiveJetStream(LiveConsumers):
             sub.close()
             raise
         return LiveTail(self, name, str(doc.get("name", "")), sub,
-                        pending=int(doc.get("num_pending", 0)))
+                        pending=int(doc.get("num_pending", 0)), config=cfg,
+                        created=str(doc.get("created", "")))
 
     def kv_write_subject(self, subject: str) -> str:
         """A KV write's subject (``$KV.<bucket>.<key>``) as sent: behind the API prefix when
@@ -1011,15 +1012,30 @@ class LiveCoreSubscription:
 class LiveTail:
     """What an ordered consumer pushes (LiveJetStream.tail): ``next(timeout)`` gives the
     next stored message (flow control answered, heartbeats skipped), ``close()`` deletes
-    the consumer."""
+    the consumer.
+
+    Two idle heartbeats missed (nats.go's ordered consumer watches for the same) ask the
+    server why: the stream gone, or made again since the consumer was (removed and added
+    while tailed), is its 10059 ``stream not found``; the consumer alone gone (a restart of
+    the server, whose consumer was in memory) is made again after the last message
+    delivered, as nats.go resets an ordered consumer; the consumer there, nothing."""
 
     def __init__(self, js: LiveJetStream, stream: str, consumer: str, sub: Any, *,
-                 pending: int = 0) -> None:
+                 pending: int = 0, config: dict[str, Any] | None = None,
+                 created: str = "") -> None:
+        import time
+
         self._js, self._stream, self._consumer, self._sub = js, stream, consumer, sub
         # messages stored and not delivered yet: the consumer's num_pending when made, then
         # each delivery's (its reply subject says)
         self.pending = pending
         self._buffer: list[RawMsg] = []  # received, not handed out yet (newest first)
+        self._config = dict(config or {})  # the consumer's, to make it again
+        self._created = created  # when the server made the consumer (RFC 3339)
+        self._last_seq = 0  # the stream sequence of the last message delivered
+        self._heard = time.monotonic()  # anything received last (a heartbeat too)
+        hb = int(self._config.get("idle_heartbeat", 0) or 0)
+        self._missed_after = 2 * hb / 1e9 if hb > 0 else None
 
     def next(self, timeout: float | None = 1.0) -> LiveMsg | None:
         import time
@@ -1029,11 +1045,22 @@ class LiveTail:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if not self._buffer:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                self._buffer = self._sub.next_many(left)
+                now = time.monotonic()
+                left = None if deadline is None else max(0.0, deadline - now)
+                wait = left
+                if self._missed_after is not None:
+                    check = max(0.0, self._heard + self._missed_after - now)
+                    wait = check if wait is None else min(wait, check)
+                self._buffer = self._sub.next_many(wait)
                 self._buffer.reverse()
                 if not self._buffer:
-                    return None
+                    if self._missed_after is not None and \
+                            time.monotonic() - self._heard >= self._missed_after:
+                        self._heartbeats_missed()
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return None
+                    continue
+                self._heard = time.monotonic()
             raw = self._buffer.pop()
             if raw.status:  # 100: a heartbeat, or flow control (answered on its reply)
                 if raw.reply:
@@ -1043,11 +1070,47 @@ class LiveTail:
                 continue
             meta = ack_metadata(raw.reply)
             self.pending = meta["num_pending"]
+            self._last_seq = int(meta["seq"])
             # the header block as delivered, which is the stored one (a header given several
             # times kept); a subscription that is not raw: rebuilt from nats-py's dict
             hdr = raw.block if raw.block is not None else encode_hdrs(raw.headers)
             return LiveMsg(subject=raw.subject, seq=meta["seq"], ts=meta["ts"],
                            hdr=hdr, data=raw.data)
+
+    def _heartbeats_missed(self) -> None:
+        """Nothing heard for two idle heartbeats: the stream gone (10059, raised), made
+        again since the consumer was (the same error), or the consumer alone gone (made
+        again after the last message delivered)."""
+        import time
+
+        from ..clock import parse_rfc3339_nano
+
+        self._heard = time.monotonic()
+        info = self._js.api(f"STREAM.INFO.{self._stream}")  # 10059 when the stream is gone
+        try:
+            self._js.api(f"CONSUMER.INFO.{self._stream}.{self._consumer}")
+            return  # there: the server is slow, or busy
+        except ApiError as err:
+            if err.err_code != 10014:  # consumer not found
+                raise
+        try:
+            remade = parse_rfc3339_nano(str(info.get("created", ""))) > parse_rfc3339_nano(
+                self._created)
+        except ValueError:
+            remade = False
+        if remade:
+            gone = ApiError(404, 10059, "stream not found", field="stream")
+            gone.detail = f"{self._stream} (removed and added again while tailed)"
+            raise gone
+        cfg = dict(self._config)
+        if self._last_seq:
+            for key in ("opt_start_time",):
+                cfg.pop(key, None)
+            cfg.update(deliver_policy="by_start_sequence", opt_start_seq=self._last_seq + 1)
+        doc = self._js.api(f"CONSUMER.CREATE.{self._stream}",
+                           {"stream_name": self._stream, "config": cfg})
+        self._consumer = str(doc.get("name", ""))
+        self._created = str(doc.get("created", ""))
 
     def close(self) -> None:
         from ..interrupts import no_interrupt

@@ -148,6 +148,45 @@ def test_watch_initial_data_then_updates(kv, live):
     assert live.client().api("CONSUMER.NAMES.KV_W").get("consumers") in ([], None)
 
 
+def test_a_watch_notices_its_bucket_removed_and_outlives_its_consumer(kv, live,
+                                                                     monkeypatch):
+    """Two idle heartbeats missed ask the server why (nats.go's ordered consumer does the
+    same): the bucket removed ends the watch with 10059, as the engine's does; the watch's
+    consumer alone gone (a server restart loses it: it is in memory) is made again after
+    the last entry delivered, and the watch goes on."""
+    monkeypatch.setattr("jetlink.core.live.jetstream.TAIL_HEARTBEAT_NS", 300_000_000)
+    c = live.client()
+    ok(kv("kv", "add", "GONE"))
+    ok(kv("kv", "put", "GONE", "a", "1"))
+
+    def remove():
+        wait_until(lambda: c.api("CONSUMER.NAMES.KV_GONE").get("consumers"),
+                   message="the watcher's consumer")
+        c.api("STREAM.DELETE.KV_GONE")
+
+    threading.Thread(target=remove, daemon=True).start()
+    r = kv("kv", "watch", "GONE", "--timeout", "120s")
+    assert r.exit_code == 1, r.output
+    assert r.stderr.splitlines()[-1] == ("jetlink: error: bucket not found (10059): GONE "
+                                         "(removed while watched)")
+
+    ok(kv("kv", "add", "LOST"))
+    ok(kv("kv", "put", "LOST", "a", "1"))
+
+    def lose_the_consumer():
+        names = wait_until(lambda: c.api("CONSUMER.NAMES.KV_LOST").get("consumers"),
+                           message="the watcher's consumer")
+        c.api(f"CONSUMER.DELETE.KV_LOST.{names[0]}")
+        wait_until(lambda: (c.api("CONSUMER.NAMES.KV_LOST").get("consumers") or [None])[0]
+                   not in (None, names[0]), message="the watcher's consumer made again")
+        c.js_publish("$KV.LOST.b", b"2")
+
+    threading.Thread(target=lose_the_consumer, daemon=True).start()
+    res = ok(kv("kv", "watch", "LOST", "--count", "2", "--timeout", "120s", "-j"))
+    entries = [json.loads(x) for x in res.stdout.splitlines() if '"key"' in x]
+    assert [(e["key"], e["revision"]) for e in entries] == [("a", 1), ("b", 2)]
+
+
 def test_watch_with_overlapping_key_filters(kv, live):
     """The server refuses a consumer whose filters overlap (10138): the watcher reads the
     bucket's subjects and keeps what the keys select, as on the embedded engine."""
