@@ -639,7 +639,8 @@ def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
         # "as last reported"; what it stored since is not known)
         heard = " as last reported" if rp.get("seconds_from") == "silence" else ""
         parts.append(f"{rp.get('messages') or 0} not copied{heard}, recovery point "
-                     f"{_secs(rp.get('seconds'))}")
+                     f"{_secs(rp.get('seconds'))}" if rp.get("seconds") is not None else
+                     "not copied and recovery point unknown (never heard from its origin)")
     if p.get("subjects") and state == "planned":
         parts.append(f"subjects {', '.join(p['subjects'])} (from {p.get('subjects_from')})")
     if p.get("consumers"):

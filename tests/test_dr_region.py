@@ -931,6 +931,18 @@ def test_an_origin_never_heard_from_has_no_figure_at_risk(jl):
     totals = json.loads(refused.stdout)["totals"]
     assert (totals["messages_at_risk"], totals["at_risk_unknown"]) == (0, 1)
     assert "Lag unknown (never reported)" in east(jl, "dr", "check").stdout
+    # its subjects known: planned, and its own line and figures say unknown too, not 0
+    topo = jl.tmp / "topo.toml"
+    topo.write_text('[clusters.west]\n[clusters.east]\n'
+                    '[streams.ORDERS]\ncluster = "west"\nsubjects = ["orders.>"]\n')
+    r = ok(east(jl, "dr", "failover", "--from", "west", "--dry-run", "--topology", str(topo)))
+    assert r.stdout.splitlines()[1] == (
+        "  stream ORDERS_EAST@east <- ORDERS@west: planned (not copied and recovery point "
+        "unknown (never heard from its origin); subjects orders.> (from topology))")
+    plan = doc(east(jl, "dr", "failover", "--from", "west", "--dry-run", "--topology",
+                    str(topo), "-j"))["objects"][0]["plan"]
+    assert (plan["lag"], plan["recovery_point"]["messages"],
+            plan["recovery_point"]["seconds"]) == (None, None, None)
 
 
 def test_a_rerun_plans_the_consumers_the_stopped_run_had_not_placed(region, monkeypatch):

@@ -785,9 +785,15 @@ def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, 
             o.state = REFUSED
             o.detail = str(facts.get("subjects_why") or "its subjects are unknown")
         fo = facts.get("failover") or {}
-        o.plan = {"origin": facts.get("origin"), "lag": fo.get("lag"),
-                  "recovery_point": {k: (facts.get("recovery_point") or {}).get(k) for k in
-                                     ("messages", "seconds", "seconds_from", "stale")},
+        rp = {k: (facts.get("recovery_point") or {}).get(k) for k in
+              ("messages", "seconds", "seconds_from", "stale")}
+        lag = fo.get("lag")
+        if facts.get("recovery_point") and rp["seconds"] is None:
+            # never heard from its origin: what the mirror lacks is no figure (dr check's
+            # "Lag unknown (never reported)"), not the 0 of a mirror that never copied
+            rp["messages"] = lag = None
+        o.plan = {"origin": facts.get("origin"), "lag": lag,
+                  "recovery_point": rp,
                   "subjects": facts.get("subjects"),
                   "subjects_from": facts.get("subjects_from"),
                   "consumers": facts.get("consumers") or [],
