@@ -755,6 +755,16 @@ def test_mirror_topics_of_a_kafka_region(jl):
         "--link L), with kwest answering)",
         "Nothing to do: the region failback of kwest runs no object; 1 object left to the "
         "step named above"]
+    # that step taken: the topic went back, and the failback says so (not the step again)
+    ok(jl("cluster", "up", "kwest"))
+    ok(jl("--cluster", "kwest", "links", "create", "LINK", "--source-cluster", "keast"))
+    ok(jl("--cluster", "kwest", "mirrors", "truncate-and-restore", "orders", "--link",
+          "LINK"))
+    again = doc(jl("--cluster", "keast", "dr", "failback", "--from", "kwest", "-f", "-j"))
+    [o] = [o for o in again["objects"] if o["name"] == "L/orders"]
+    assert (o["state"], o["detail"]) == ("done earlier", "it went back already: orders on "
+                                         "kwest mirrors orders of keast through link LINK")
+    assert (again["manual"], again["done_earlier"]) == (0, 1)
 
 
 def test_objects_that_depend_on_others_run_after_them():

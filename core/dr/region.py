@@ -377,10 +377,38 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
                 continue
             if info.mirror_status != mm.STOPPED:
                 continue  # still mirroring: it was not failed over, nothing goes back
-            obj.state = MANUAL
-            obj.detail = f"a mirror topic goes back per link: {back}, with {region} answering"
+            went = _gone_back(dd, clock, region, side.cluster, info)
+            if went is not None:
+                obj.detail = went
+            else:
+                obj.state = MANUAL
+                obj.detail = (f"a mirror topic goes back per link: {back}, with {region} "
+                              "answering")
         out.append(obj)
     return out
+
+
+def _gone_back(dd: Any, clock: Clock, region: str, took_over: str, info: Any) -> str | None:
+    """How the failed-over mirror topic ``info`` (on ``took_over``) went back already: its
+    old source topic on ``region`` now a mirror of it (truncate-and-restore on ``region``,
+    or reverse-and-start on ``took_over``); None when it has not, or ``region`` cannot be
+    read."""
+    from ..kafka import mirror_model as mm
+
+    try:
+        if not dd.has_cluster(region):
+            return None
+        back = [(m, src) for m, src in mirror_topics(dd, region, clock)
+                if src == took_over and m.mirror_topic_name == info.source_topic_name
+                and m.source_topic_name == info.mirror_topic_name
+                and m.mirror_status != mm.STOPPED]
+    except JetlinkError:
+        return None
+    if not back:
+        return None
+    m = back[0][0]
+    return (f"it went back already: {m.mirror_topic_name} on {region} mirrors "
+            f"{info.mirror_topic_name} of {took_over} through link {m.link_name}")
 
 
 def _back_command(dd: Any, clock: Clock, region: str, took_over: str, info: Any) -> str:
