@@ -1436,6 +1436,9 @@ def watch(
     app = App.of(ctx)
     if ignore_deletes and common.parameter_source(ctx, "deletes") == "COMMANDLINE" and deletes:
         raise usage("--deletes and --ignore-deletes contradict each other: give one")
+    if history and updates_only:  # (nats.go's error for the watcher itself: its words)
+        raise usage("--history and --updates-only contradict each other: a watcher can not "
+                    "both include history and send only updates")
     idle_ns = None
     if timeout is not None:
         from jetlink.cli.stream_flags import parse_duration_flag

@@ -68,6 +68,8 @@ and :class:`ReadOnlyBucketError` (a JetlinkError) for writes to a read-only hand
 from __future__ import annotations
 
 import base64
+import dataclasses
+import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -391,9 +393,45 @@ class KV:
 
     def _created(self, cfg: StreamConfig) -> StreamInfo:
         """The bucket's stream created, then its info as a status reads it (nats.go's
-        Status after CreateKeyValue: a server's create answer has no cluster section)."""
-        info = self.js().add_stream(cfg)
+        Status after CreateKeyValue: a server's create answer has no cluster section). A
+        bucket there with other settings is the server's 10058, saying which differ."""
+        try:
+            info = self.js().add_stream(cfg)
+        except ApiError as err:
+            if err.err_code == 10058:
+                err.detail = self._settings_differ(cfg) or err.detail
+            raise
         return self.js().stream_info(info.config.name)
+
+    def _settings_differ(self, cfg: StreamConfig) -> str | None:
+        """Which of the bucket's settings ``cfg`` (a create's) gives otherwise than its
+        stream holds: ``bucket CFG: history 1 given, 5 stored``; None when not readable."""
+        from .config.kv import KeyValueConfig
+        from .durations import format_duration
+
+        try:
+            stored = KeyValueConfig.from_stream_config(self.js().stream_info(cfg.name).config)
+            given = KeyValueConfig.from_stream_config(cfg)
+        except JetlinkError:
+            return None
+        out = []
+        for f in dataclasses.fields(KeyValueConfig):
+            a, b = getattr(given, f.name), getattr(stored, f.name)
+            if f.name == "metadata":  # the server's own _nats.* keys are not a setting
+                a = {k: v for k, v in a.items() if not k.startswith("_nats.")}
+                b = {k: v for k, v in b.items() if not k.startswith("_nats.")}
+            if a == b:
+                continue
+            if f.name in ("ttl", "limit_marker_ttl"):
+                shown = [format_duration(x) if x else "none" for x in (a, b)]
+            else:
+                shown = [json.dumps(x.to_json() if hasattr(x, "to_json") else x,
+                                    separators=(",", ":"), default=repr) for x in (a, b)]
+            out.append(f"{f.name} {shown[0]} given, {shown[1]} stored")
+        if not out:
+            return None
+        return (f"bucket {given.bucket}: {'; '.join(out)} (kv edit changes a bucket's "
+                "settings)")
 
     def update_bucket(self, cfg: KeyValueConfig) -> KVStatus:
         """Change a bucket's settings (history, TTL, sizes, ...). An aggregate keeps its

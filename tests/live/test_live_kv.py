@@ -28,6 +28,14 @@ def kv(live, monkeypatch):
 def test_bucket_life(kv, live):
     status = doc(kv("kv", "add", "CONFIG", "--history", "5", "-j"))
     assert status["bucket"] == "CONFIG" and status["history"] == 5
+    # added again: the same settings are the bucket there; others the server's 10058,
+    # saying which differ (as the engine)
+    assert doc(kv("kv", "add", "CONFIG", "--history", "5", "-j"))["history"] == 5
+    r = kv("kv", "add", "CONFIG")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: stream name already in use with a different configuration (10058): "
+        "bucket CFG: history 1 given, 5 stored (kv edit changes a bucket's settings)\n"
+    ).replace("CFG", "CONFIG"))
     # the server holds the stream a client would have made
     cfg = live.client().stream_info("KV_CONFIG")["config"]
     assert cfg["subjects"] == ["$KV.CONFIG.>"] and cfg["max_msgs_per_subject"] == 5
