@@ -75,6 +75,10 @@ def test_validate_only_creates_nothing(jl):
     assert result.stdout == "Cluster link 'L' creation successfully validated.\n"
     assert jl("links", "ls").stderr == "No cluster links found.\n"
     assert doc(jl("links", "ls", "-j")) == []
+    # the link validated has no id yet (as REST's validate_only shows it): not a random one
+    # the link, once created, would not get
+    got = doc(jl("links", "create", "L", "--source-cluster", "east", "--validate-only", "-j"))
+    assert got["cluster_link_id"] == ""
 
 
 def test_a_validate_only_or_dry_run_on_the_default_cluster_creates_no_cluster(jl):

@@ -1376,7 +1376,9 @@ class Links:
                     field="source_cluster",
                 )
         now = self._now_ms()
-        row = (name, new_link_id(), source_cluster, source_created_ns,
+        # a link only validated has no id yet ("" as REST's validate_only answer shows it):
+        # a random one would be one the link, once made, does not get
+        row = (name, "" if validate_only else new_link_id(), source_cluster, source_created_ns,
                json.dumps(cfg.to_json()), now, now, None, None, "{}", 0, 0, 0, 0)
         with self._schema.write() as conn:
             if conn.execute("SELECT 1 FROM links WHERE name = ?", (name,)).fetchone():
