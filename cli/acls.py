@@ -677,6 +677,13 @@ class _OptionalPrincipal(TyperCommand):
             if word == "--":
                 out.extend(args[i:])
                 break
+            after = args[i + 1] if i + 1 < len(args) else None
+            if word == "--cluster" and after is not None and not after.startswith("-"):
+                # jetlink's own --cluster, given after the verb: kafka-acls' is the resource
+                raise common.usage(
+                    f"kafka-acls' --cluster is the cluster resource (the ACLs of the cluster "
+                    f"itself) and takes no value: select cluster {after} with jetlink "
+                    f"--cluster {after} kafka-acls ..., or --bootstrap-server {after}")
             out.append(word)
             after = args[i + 1] if i + 1 < len(args) else None
             if word == "--principal" and (after is None or (

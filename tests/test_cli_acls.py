@@ -452,3 +452,14 @@ def test_a_principal_or_name_that_is_not_utf8_is_a_usage_error_even_to_read(kw, 
         f"jetlink: error: argument '{shown}' is not UTF-8 text (byte 0xff): names, "
         "subjects and keys are UTF-8")
     assert data_dir_bytes(kw.data) == before
+
+
+def test_kafka_acls_cluster_with_a_value_names_both_clusters(jl):
+    """kafka-acls' --cluster is the cluster resource and takes no value; jetlink's own
+    --cluster given after the verb is said as such (exit 2), not as an extra argument."""
+    r = jl("kafka-acls", "--cluster", "west", "--list")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (
+        "jetlink: error: kafka-acls' --cluster is the cluster resource (the ACLs of the cluster "
+        "itself) and takes no value: select cluster west with jetlink --cluster west "
+        "kafka-acls ..., or --bootstrap-server west\n")
