@@ -204,7 +204,8 @@ def describe(
     One line per topic (Topic, LinkName, LinkId, SourceTopic, State, StoppedSequenceNumber,
     StateTime, and MirrorTopicError when there is one, e.g. TOPIC_AUTHORIZATION_FAILED when
     the link may no longer read its source topic), then one per partition (State, LocalLogEndOffset,
-    LastFetchSourceHighWatermark, Lag, TimeSinceLastFetchMs).
+    LastFetchSourceHighWatermark, Lag, TimeSinceLastFetchMs). An ACTIVE mirror copying
+    nothing (its source topic deleted) gets a warning on stderr saying when it fails.
     """
     app = App.of(ctx)
     m = _mirrors(app)
@@ -225,6 +226,9 @@ def describe(
             output.notice(a, "No mirror topics found.")
             return
         for i in infos:
+            if i.trouble:  # ACTIVE, copying nothing: said on stderr, the lines stay the tool's
+                output.notice(a, f"jetlink: warning: mirror topic {i.mirror_topic_name}: "
+                                 f"{i.trouble}")
             error = ([f"MirrorTopicError: {i.mirror_topic_error}"]
                      if i.mirror_topic_error not in (None, "NO_ERROR") else [])
             output.line(a, "\t".join([

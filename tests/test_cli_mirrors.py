@@ -254,6 +254,13 @@ def test_replicate_exits_1_while_a_mirror_is_failed(jl, world, cli_clock):
     assert json.loads(res.stdout)["links"][0]["errors"] == [
         "orders: source topic orders not found: the mirror fails in 1s "
         "(cluster.link.retry.timeout.ms) unless it comes back"]
+    # describe says it too, on stderr (its lines stay kafka-mirrors'; ACTIVE, NO_ERROR in
+    # REST's document, as Confluent's until it fails)
+    res = ok(east(jl, "mirrors", "describe", "orders", "--link", "L"))
+    assert res.stderr == (
+        "jetlink: warning: mirror topic orders: source topic orders not found: the mirror "
+        "fails in 1s (cluster.link.retry.timeout.ms) unless it comes back\n")
+    assert "\tState: ACTIVE\t" in res.stdout
     cli_clock.advance(2_000_000_000)
     res = jl("replicate", "-j")
     assert res.exit_code == 1

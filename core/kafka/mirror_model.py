@@ -197,6 +197,9 @@ class MirrorInfo:
     mirror_lags: list[PartitionLag]
     auto_created: bool = False
     stopped_seq: int = 0
+    # an ACTIVE mirror that copies nothing inside the link's retry timeout, said for people
+    # (MirrorState.trouble): not a field of REST's mirror data, which says ACTIVE, NO_ERROR
+    trouble: str | None = None
 
     @property
     def max_per_partition_mirror_lag(self) -> int:

@@ -46,6 +46,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MirrorState"]
 
 
+# an ACTIVE mirror's trouble inside the retry timeout (MirrorState.source_problem), as said
+_TROUBLE = {SOURCE_TOPIC_MAY_BE_DELETED: "source topic {} not found",
+            SOURCE_PARTITIONS_DECREASED: "source topic {} has fewer partitions"}
+
+
 class MirrorState:
     """The mirror topics of the links stored in ``cluster`` (their destination cluster): the
     rows, their reads and statuses, their cleanup."""
@@ -134,11 +139,28 @@ class MirrorState:
             except KafkaError:
                 src = None
         lags = self._lags(row, src)
+        trouble = None
+        if row[3] == ACTIVE and row[9] is not None and src is not None:
+            try:
+                retry = self.links.get(row[1], with_topics=False).config.retry_timeout_ms
+            except KafkaError:
+                retry = None
+            if retry is not None:
+                trouble = self.trouble(row, src, retry, now_ms(self.clock))
         return MirrorInfo(
             link_name=row[1], mirror_topic_name=row[0], source_topic_name=row[2],
             mirror_status=row[3], mirror_topic_error=row[4], status_time_ms=row[5],
             num_partitions=len(lags), mirror_lags=lags, auto_created=bool(row[6]),
-            stopped_seq=row[10])
+            stopped_seq=row[10], trouble=trouble)
+
+    def trouble(self, row: tuple, src: Any, retry_ms: int, now: int) -> str:
+        """What an ACTIVE mirror ``row`` copying nothing inside the link's retry timeout
+        (its trouble_since_ms set) meets, and when it fails: ``source topic pay not found:
+        the mirror fails in 299s (cluster.link.retry.timeout.ms) unless it comes back``."""
+        why = _TROUBLE.get(self.source_problem(row, src) or "", "source topic {} cannot be read")
+        left = max(0, row[9] + retry_ms - now) // 1000
+        return (f"{why.format(row[2])}: the mirror fails in {left}s "
+                "(cluster.link.retry.timeout.ms) unless it comes back")
 
     def describe(self, topic: str, link: str | None = None) -> MirrorInfo:
         if link is not None:

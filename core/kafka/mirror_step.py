@@ -27,8 +27,6 @@ from .mirror_model import (
     NO_ERROR,
     PAUSED,
     PENDING_STOPPED,
-    SOURCE_PARTITIONS_DECREASED,
-    SOURCE_TOPIC_MAY_BE_DELETED,
     LinkReport,
     now_ms,
     source_replaced,
@@ -111,16 +109,8 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
             rep.errors.append(f"{r[0]}: mirror {info.mirror_status} "
                               f"({info.mirror_topic_error})")
         elif info.mirror_status == ACTIVE and r[9] is not None:  # inside the retry timeout
-            why = _TROUBLE.get(m.source_problem(r, src) or "", "source topic {} cannot be read")
-            left = max(0, r[9] + li.config.retry_timeout_ms - now) // 1000
-            rep.errors.append(f"{r[0]}: {why.format(r[2])}: the mirror fails in {left}s "
-                              "(cluster.link.retry.timeout.ms) unless it comes back")
+            rep.errors.append(f"{r[0]}: {m.trouble(r, src, li.config.retry_timeout_ms, now)}")
     return rep
-
-
-# an ACTIVE mirror's trouble inside the retry timeout (MirrorState.source_problem), as said
-_TROUBLE = {SOURCE_TOPIC_MAY_BE_DELETED: "source topic {} not found",
-            SOURCE_PARTITIONS_DECREASED: "source topic {} has fewer partitions"}
 
 
 def _readable(m: MirrorState, li: Any, src: Any, rows: list[tuple], rep: LinkReport
