@@ -211,14 +211,16 @@ def export(
     if out is not None and out.suffix.lower() in (".yaml", ".yml"):
         raise usage(f"--output {out}: YAML is not written: a name ending in .json gets JSON, "
                     "any other TOML (the formats validate and apply read)")
+    from jetlink.core.store import validate_cluster_name
+
+    # a name no cluster can have (a domain exported as a cluster too): a usage error (exit
+    # 2), before any server is asked
+    for name in clusters or ():
+        validate_cluster_name(name, field="--cluster")
     live = common.live_export_backend(app, clusters, source)
     if live is not None:
         doc = live.read(None)
     else:
-        from jetlink.core.store import validate_cluster_name
-
-        for name in clusters or ():  # a name no cluster can have: a usage error (exit 2)
-            validate_cluster_name(name, field="--cluster")
         withheld: list[tuple[str, str, str]] = []
         doc = export_document(data_dir(app, step=False), common.make_clock(),
                               clusters or None, withheld)

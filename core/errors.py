@@ -342,6 +342,38 @@ def quoted(value: object) -> str:
                   lambda m: f"{m.group(1)}\\x{m.group(2)}", text)
 
 
+def value_kind(value: Any) -> str:
+    """What a configuration file's value is, in the words of TOML and JSON (``table``,
+    ``array``, ``string``, ``integer``, ``date``, ...), not Python's type names."""
+    import datetime as dt
+
+    if isinstance(value, bool):
+        return "boolean"
+    for kind, name in ((dict, "table"), (list, "array"), (str, "string"), (int, "integer"),
+                       (float, "float"), (dt.datetime, "date-time"), (dt.date, "date"),
+                       (dt.time, "time")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def value_text(value: Any) -> str:
+    """A configuration file's value as an error quotes it: JSON text (a TOML date or time
+    as written, ``1979-05-27``), clipped (:func:`clip`); never Python's repr."""
+    import json
+
+    def plain(v: Any) -> Any:
+        return v.isoformat() if hasattr(v, "isoformat") else repr(v)
+
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=plain, separators=(", ", ": "))
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return clip(text)
+
+
 def clip(value: str, over: int = CLIP_OVER, keep: int = CLIP_KEEP) -> str:
     """``value`` as an error message may quote it: whole when at most ``over`` characters,
     else its first ``keep`` characters and its length, ``aaaa... (100,000 characters)``

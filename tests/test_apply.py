@@ -1298,3 +1298,14 @@ def test_an_update_names_every_limit_that_removes_stored_messages(jl, tmp_path):
     plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
     assert [c.get("removes") for c in plan["changes"]] == [
         "max_msgs 10 < 50 stored; max_msgs_per_subject 5 < 50 stored on one subject"]
+
+
+@pytest.mark.parametrize("server", [[], ["-s", "nats://127.0.0.1:1"]])
+def test_export_of_a_name_no_cluster_can_have_is_a_usage_error(jl, server):
+    """--cluster names a cluster, or with a server a JetStream domain exported as a cluster
+    of that name: one that cannot be is refused before anything is read or asked (no
+    server at that address is ever contacted)."""
+    r = jl(*server, "export", "-c", ">")
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == ("jetlink: error: invalid cluster name '>': use 1 to 64 letters, "
+                        "digits, '_' or '-'\n")

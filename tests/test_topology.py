@@ -638,6 +638,34 @@ def test_toml_datetime_for_opt_start_time(tmp_path):
     assert problems == []
 
 
+def test_each_bad_element_of_a_list_is_named_at_its_place_as_written(tmp_path):
+    problems = run(tmp_path, '[streams.A]\nsubjects = [1, 2]\n')
+    assert [(p.field, p.detail.split(":")[0]) for p in problems] == [
+        ("subjects[0]", "subjects[0] is 1"), ("subjects[1]", "subjects[1] is 2")]
+
+
+@pytest.mark.parametrize(("toml", "field", "text"), [
+    # a TOML date or time is a time only where the field is one (opt_start_time): a string
+    # field refuses it as Go's decoder would, quoted as written (never Python's repr)
+    ('[streams.A]\nsubjects = [1979-05-27]', "subjects[0]",
+     'cannot unmarshal date into Go struct field StreamConfigRequest.subjects of type string'),
+    ('[streams.A]\nsubjects = ["a", 07:32:00]', "subjects[1]", 'subjects[1] is "07:32:00"'),
+    ('[kv.A]\ndescription = 1979-05-27', "description",
+     "expected a string, got date 1979-05-27"),
+    ('[kv.A]\nmetadata = { k = 07:00:00 }', "metadata",
+     'expected a table of strings, got table {"k": "07:00:00"}'),
+    ('[kv_mirrors.M]\norigin_bucket = 1979-05-27', "origin_bucket",
+     "expected a string, got date 1979-05-27"),
+    ('[clusters.c]\nserver = 1979-05-27', "server",
+     "[clusters.c] server = 1979-05-27: must be a non-empty string"),
+])
+def test_a_toml_date_where_a_string_goes_is_refused(tmp_path, toml, field, text):
+    problems = run(tmp_path, toml + "\n")
+    assert problems and problems[0].field == field, [(p.field, p.description) for p in problems]
+    p = problems[0]
+    assert text in f"{p.description}: {p.detail}", (p.description, p.detail)
+
+
 # --------------------------------------------------------------------------- forms and files
 
 

@@ -46,7 +46,14 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from ..durations import DURATION_FORMS, MINUTE, SECOND, DurationError, parse_duration
-from ..errors import ApiError, JetlinkError, client_error, invalid_config
+from ..errors import (
+    ApiError,
+    JetlinkError,
+    client_error,
+    invalid_config,
+    value_kind,
+    value_text,
+)
 from .kvnames import (
     ERR_INVALID_BUCKET,
     KV_STREAM_PREFIX,
@@ -595,7 +602,7 @@ def _format_error(description: str, field: str | None) -> JetlinkError:
 def _decode(kind: str, value: Any, path: str) -> Any:
     def bad(expected: str) -> JetlinkError:
         return _format_error(
-            f"{path}: expected {expected}, got {type(value).__name__} {value!r}", path
+            f"{path}: expected {expected}, got {value_kind(value)} {value_text(value)}", path
         )
 
     if kind == "str":

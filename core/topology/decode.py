@@ -23,7 +23,7 @@ from ..config.stream import (
     SubjectTransformConfig,
 )
 from ..durations import DURATION_FORMS, DurationError, parse_duration
-from ..errors import ApiError, JetlinkError, did_you_mean
+from ..errors import ApiError, JetlinkError, did_you_mean, value_text
 from .model import (
     _CONTEXT_NAME_RE,
     _NAME_RE,
@@ -121,7 +121,8 @@ def _binding(name: str, body: dict[str, Any], problem: Callable[[str | None, str
                     "context": "a jetlink or natscli context name",
                     "js_domain": "a JetStream domain name"}.get(
                         key, "a file path" if key in _PATH_KEYS else "a string")
-            problem(key, f"{where} {key} = {value!r}: must be a non-empty string ({what})")
+            problem(key, f"{where} {key} = {value_text(value)}: must be a non-empty string "
+                         f"({what})")
             continue
         elif key == "server":
             try:
@@ -167,12 +168,21 @@ def _cluster_of(body: Any) -> tuple[str, bool]:
     return DEFAULT_CLUSTER, False
 
 
-def _plain(value: Any) -> Any:
-    """TOML dates and times become RFC3339 strings; tables and arrays are copied."""
+# The keys whose value is a time (Go's time.Time): a TOML date-time there is its RFC 3339
+# text. Anywhere else a TOML date or time stays what it is, and the field's decoder refuses
+# it as the type it is not (Go would: a string field takes no date).
+_TIME_KEYS = frozenset({"opt_start_time"})
+
+
+def _plain(value: Any, key: str | None = None) -> Any:
+    """Tables and arrays copied; a TOML date-time under a time key (``opt_start_time``) its
+    RFC3339 string."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if key not in _TIME_KEYS:
+        return value
     if isinstance(value, _dt.datetime):
         if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
             return value.replace(tzinfo=None).isoformat() + "Z"

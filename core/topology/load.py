@@ -470,6 +470,10 @@ class Topology:
                 shown = _as_written(fld, dropped) if fld else fld
                 if shown != fld:  # (the index in the list as written, not as left)
                     exc.field = shown
+                    detail = getattr(exc, "detail", None)
+                    if isinstance(detail, str) and fld and shown:  # ("subjects[0] is 2")
+                        exc.detail = detail.replace(fld.rsplit(".", 1)[-1],
+                                                    shown.rsplit(".", 1)[-1], 1)
                 self._object_problem(obj, exc)
                 if not fld or not shown or shown in seen or not isinstance(doc, dict):
                     return None
