@@ -247,13 +247,18 @@ def pub(
         return
     results: list[dict[str, Any]] = []
     streams: set[str] = set()
-    if core:
-        _publish_core(app, js, message, count, per_message, results, pause)
-    else:
-        streams = _publish_stored(app, js, message, count, per_message, results, pause)
+    try:
+        if core:
+            _publish_core(app, js, message, count, per_message, results, pause)
+        else:
+            streams = _publish_stored(app, js, message, count, per_message, results, pause)
+    except KeyboardInterrupt:
+        if app.json and count > 1:  # one document all the same: what was acknowledged
+            output.print_json([r for r in results if r is not None])
+        raise
     if app.json:
         output.print_json(results[0] if count == 1 else results)
-    elif not quiet and not per_message and results:
+    elif not quiet and not per_message and (results or core):
         if core:
             output.line(app, f"Published {output.comma(count)} messages")
         else:

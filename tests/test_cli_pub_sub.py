@@ -577,3 +577,32 @@ def test_pub_takes_natscli_jetstream_flag_and_sleeps_between_publishes(jl, monke
         r = jl("pub", "orders.new", "x", *args)
         assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {says}\n"), args
     assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["messages"] == 5
+
+
+def test_an_interrupted_count_says_what_was_stored_and_json_prints_it(jl, monkeypatch):
+    """Ctrl-C in the middle of --count: exit 130; stderr says what the server acknowledged;
+    with --json stdout still has one document, the acks received."""
+    import jetlink.cli.pub as pub
+
+    real, calls = pub._publish, []
+
+    def second_interrupted(js, msgs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(js, msgs)
+
+    monkeypatch.setattr(pub, "_publish", second_interrupted)
+    r = jl("pub", "orders.x", "m", "--count", "2500", "-j")
+    assert r.exit_code == 130
+    acks = json.loads(r.stdout)
+    assert len(acks) == pub.PUBLISH_CHUNK and acks[-1]["seq"] == pub.PUBLISH_CHUNK
+    assert r.stderr == (
+        "jetlink: interrupted: 1,000 of 2,500 messages were stored (acknowledged; sequences "
+        "1..1,000); 1,000 more were sent without an acknowledgement: they may or may not be "
+        "stored\n")
+
+
+def test_core_publishes_of_a_count_end_with_their_summary(jl):
+    r = ok(jl("pub", "--core", "orders.c", "x", "--count", "25"))
+    assert r.stdout == "Published 25 messages\n"
