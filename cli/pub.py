@@ -45,6 +45,8 @@ Templates in the body, the subject and header values (natscli's):
   {{Unix}}           seconds since 1970 in UTC
   {{UnixNano}}       nanoseconds since 1970 in UTC
   {{Random 10 100}}  random text, 10 to 100 characters
+These, the fields {{.Count}}, {{.Unix}}... and the trim markers {{- and -}}: not the
+rest of Go's template language (no pipelines, printf, if or range).
 
 \b
 Example:

@@ -11,7 +11,10 @@ import re
 import string
 from datetime import datetime
 
-_TEMPLATE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.S)
+# An action; "{{- " and " -}}" (the dash beside white space, Go's text/template trim
+# markers) trim the white space of the text before / after it.
+_TEMPLATE = re.compile(r"\{\{(-[ \t\r\n])?\s*(.*?)\s*([ \t\r\n]-)?\}\}", re.S)
+_GO_SPACE = " \t\r\n"
 _ID_ALPHABET = string.digits + string.ascii_letters
 
 
@@ -37,15 +40,26 @@ _RNG = random.Random()  # seeded once: seeding per message costs more than the p
 
 
 _NAMES = frozenset(("Count", "Cnt", "Unix", "UnixNano", "TimeStamp", "Time", "ID", "Random"))
+# natscli's pubData: the fields a template reads as {{.Name}} (Request: the request a reply
+# answers, empty for a publish)
+_FIELDS = frozenset(("Count", "Cnt", "Unix", "UnixNano", "TimeStamp", "Time", "Request"))
 Action = tuple[str, tuple[str, ...]]
 
 
 def _action(m: re.Match[str]) -> Action:
-    """A template action checked: its function name and arguments (TemplateError)."""
-    words = m.group(1).split()
+    """A template action checked: its function (or ``.Field``) name and arguments
+    (TemplateError)."""
+    words = m.group(2).split()
     if not words:
         raise TemplateError(f"empty template action in {m.group(0)!r}")
-    name, args = words[0].lstrip("."), words[1:]
+    name, args = words[0], words[1:]
+    if name.startswith("."):
+        if name[1:] not in _FIELDS:
+            raise TemplateError(f"can't evaluate field {name[1:]} (the fields: "
+                                f"{', '.join('.' + f for f in sorted(_FIELDS))})")
+        if args:
+            raise TemplateError(f"can't give argument to non-function {name}")
+        return name, ()
     if name not in _NAMES:
         raise TemplateError(f'function "{name}" not defined')
     if name == "Random":
@@ -66,11 +80,18 @@ def _parse(text: str) -> tuple[str | Action, ...]:
     a publish of N messages expands the same subject and body N times)."""
     parts: list[str | Action] = []
     pos = 0
+    trim_next = False
     for m in _TEMPLATE.finditer(text):
-        parts.append(text[pos:m.start()])
+        before = text[pos:m.start()]
+        if trim_next:
+            before = before.lstrip(_GO_SPACE)
+        if m.group(1):
+            before = before.rstrip(_GO_SPACE)
+        parts.append(before)
         parts.append(_action(m))
+        trim_next = bool(m.group(3))
         pos = m.end()
-    parts.append(text[pos:])
+    parts.append(text[pos:].lstrip(_GO_SPACE) if trim_next else text[pos:])
     if any(isinstance(p, str) and "{{" in p for p in parts):
         raise TemplateError("unclosed action")  # Go's text/template: "{{" never closed
     return tuple(parts)
@@ -78,6 +99,9 @@ def _parse(text: str) -> tuple[str | Action, ...]:
 
 def _value(name: str, args: tuple[str, ...], count: int, now_ns: int,
            rng: random.Random) -> str:
+    if name == ".Request":  # a publish answers no request
+        return ""
+    name = name.lstrip(".")
     if name in ("Count", "Cnt"):
         return str(count)
     if name == "Unix":

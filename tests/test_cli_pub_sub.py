@@ -36,6 +36,12 @@ NOW = 1_767_323_045_123_456_789  # 2026-01-02T03:04:05.123456789Z
         ("{{Unix}}", "1767323045"),
         ("{{UnixNano}}", str(NOW)),
         ("no templates {here}", "no templates {here}"),
+        # Go's trim markers: "{{- " and " -}}" trim the white space beside them
+        ("a {{- Count -}} b", "a7b"),
+        ("a  {{- .Cnt }}  b", "a7  b"),
+        ("{{ Count -}}\n\t z", "7z"),
+        # natscli's pubData fields: .Request is empty for a publish
+        ("x{{.Request}}y", "xy"),
     ],
 )
 def test_expand(text, expected):
@@ -68,6 +74,9 @@ def test_expand_id_and_random():
         ("{{Nope}}", 'function "Nope" not defined'),
         ("{{Random 1}}", "Random takes two numbers"),
         ("{{Count 2}}", "Count takes no arguments"),
+        ("{{.ID}}", "can't evaluate field ID"),  # a function, not a field of pubData
+        ("{{.Count 1}}", "can't give argument to non-function .Count"),
+        ("{{Request}}", 'function "Request" not defined'),  # (a reply's only)
         ("{{Count", "unclosed action"),  # Go's text/template: never closed
         ("a {{Count}} b {{ID", "unclosed action"),
     ],
