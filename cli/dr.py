@@ -564,11 +564,11 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         _interrupted(app, action, plan.regions, ended, len(todo),
                      fence=bool(plan.run_options.get("fence")))
     # the run is journalled whole: an interrupt now would only cut its report short, and a
-    # script must not read a finished run as an interrupted one (exit 130)
-    from jetlink.core.interrupts import no_interrupt
+    # script must not read a finished run as an interrupted one (exit 130), up to the exit
+    from jetlink.core.interrupts import ignored_from_now
 
-    with no_interrupt():
-        app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
+    ignored_from_now()
+    app.emit(report.to_json(), human=lambda a, d: _render_region(a, d, outcome_only=lines))
     if report.failed:
         output.notice(app, "jetlink: error: not " + ("failed over" if action == "failover" else
                                              "failed back") + ": " +

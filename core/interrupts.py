@@ -18,7 +18,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["interrupt_deferred", "interrupt_once", "no_interrupt"]
+__all__ = ["ignored_from_now", "interrupt_deferred", "interrupt_once", "no_interrupt"]
 
 
 @contextlib.contextmanager
@@ -34,6 +34,17 @@ def _sigint(handler: Any) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, was)
+
+
+def ignored_from_now() -> None:
+    """SIGINT ignored for the rest of the process (on the main thread): a command whose work
+    is done and recorded ends with its own status; an interrupt after that would only cut
+    its report short and make a script read a finished run as an interrupted one (130),
+    however late it lands (the data directory's close, the interpreter's exit)."""
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals are not its to handle
+        pass
 
 
 @contextlib.contextmanager

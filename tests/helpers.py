@@ -33,7 +33,22 @@ ENV_VARS = (
 NATS_VARS = ("NATS_URL", "NATS_CONTEXT", "NATS_USER", "NATS_PASSWORD", "NATS_CREDS",
              "NATS_NKEY", "NATS_CERT", "NATS_KEY", "NATS_CA", "NATS_TIMEOUT")
 
-runner = CliRunner()
+class _Runner(CliRunner):
+    """CliRunner whose commands leave the process's SIGINT handler as they found it: a
+    command may ignore SIGINT until its process exits (core/interrupts.py
+    ``ignored_from_now``), and here the process is the test session."""
+
+    def invoke(self, *args: Any, **kwargs: Any) -> Any:
+        import signal
+
+        was = signal.getsignal(signal.SIGINT)
+        try:
+            return super().invoke(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGINT, was)
+
+
+runner = _Runner()
 
 # How long a test waits for a condition before it fails. A deadline only bounds a failure: a
 # condition that holds returns at once, so it is generous (the suite runs in parallel on a

@@ -137,6 +137,30 @@ def test_an_interrupt_after_every_object_before_the_fence_says_the_fence_is_left
         "finish it (its journal keeps where it stopped)")
 
 
+def test_an_interrupt_after_the_run_ended_leaves_its_own_exit_status(region, monkeypatch):
+    """Ctrl-C landing once every object has ended (while the report is written, or later
+    on the way out): the run is journalled whole, so its status is its own, never 130 (a
+    script would read a finished failover as an interrupted one)."""
+    import os
+    import signal
+
+    import jetlink.cli.dr as dr
+
+    real = dr._render_region
+
+    def interrupted_while_reporting(app, *args, **kwargs):
+        if "outcome_only" in kwargs:  # the report of the run (not the plan shown first)
+            os.kill(os.getpid(), signal.SIGINT)
+            # and once more on the way out, as the data directory closes
+            app.ctx.call_on_close(lambda: os.kill(os.getpid(), signal.SIGINT))
+        return real(app, *args, **kwargs)
+
+    monkeypatch.setattr(dr, "_render_region", interrupted_while_reporting)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[-1].startswith("Region failover of west: 3 done")
+
+
 def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
     """--cluster west (down) with --from east, the two swapped: said as such (exit 2, nothing
     changed), naming the cluster that answers, never the region itself; dr check of it
