@@ -50,6 +50,8 @@ dr_app = typer.Typer(
     no_args_is_help=True,
 )
 
+REFUSED_NAMED = 10  # refused objects a region's refusal line names after the first
+
 
 def _span(help: str) -> Any:
     return typer.Option(metavar="DURATION", parser=DURATION, help=help, callback=_duration,
@@ -534,7 +536,17 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         report = plan.preview() if dry_run else plan.carry_out()
         app.emit(report.to_json(), human=_render_region)
         if plan.refused:
-            names = ", ".join(f"{o.shown} ({o.detail})" for o in plan.refused)
+            # (a region of many objects refused for one reason, its cluster down: the first
+            # said in full, the others named; the plan above and -j give each its reason)
+            first, rest = plan.refused[0], plan.refused[1:]
+            names = f"{first.shown} ({first.detail})"
+            if rest:
+                where = "the document's refused list" if app.json else "the plan above"
+                listed = ", ".join(o.shown for o in rest[:REFUSED_NAMED])
+                more = f" and {len(rest) - REFUSED_NAMED} more" \
+                    if len(rest) > REFUSED_NAMED else ""
+                names += (f"; and {len(rest)} more: {listed}{more} (each with its reason "
+                          f"in {where})")
             skips = "--skip NAME or --skip-unready leaves them out" if action == "failover" \
                 else "--skip NAME leaves them out"
             output.notice(app, f"jetlink: error: the region {action} is refused: {names}; {skips}")

@@ -979,6 +979,26 @@ def test_an_origin_never_heard_from_has_no_figure_at_risk(jl):
             plan["recovery_point"]["seconds"]) == (None, None, None)
 
 
+def test_a_refusal_of_many_objects_says_the_first_and_names_the_others(jl):
+    """Every object refused (here: subjects unknown, nothing synced): one line, the first
+    with its reason, the others named (each has its reason in the plan printed above)."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    for name in ("A", "B", "C"):
+        ok(west(jl, "stream", "add", name, "--subjects", f"{name.lower()}.>", "--defaults"))
+        ok(east(jl, "stream", "add", name, "--mirror", f"{name}@west", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    r = east(jl, "dr", "failover", "--from", "west", "--dry-run")
+    assert r.exit_code == 2
+    line = r.stderr.splitlines()[-1]
+    assert line.startswith("jetlink: error: the region failover is refused: A@east (the "
+                           "subjects of the promoted stream A are unknown")
+    assert line.endswith("; and 2 more: B@east, C@east (each with its reason in the plan "
+                         "above); --skip NAME or --skip-unready leaves them out")
+    assert [x.split(":")[0] for x in r.stdout.splitlines()[1:4]] == [
+        "  stream A@east <- A@west", "  stream B@east <- B@west", "  stream C@east <- C@west"]
+
+
 def test_a_rerun_plans_the_consumers_the_stopped_run_had_not_placed(region, monkeypatch):
     """A stream promoted by a run that stopped before placing its origin's consumers: the
     re-run's plan counts them (the run places them), not 0."""
