@@ -149,6 +149,32 @@ class AclSyncResult:
         return len(self.created) + len(self.deleted)
 
 
+def _describe_denied(src: AclStore, source: str, configs: Any) -> KafkaError | None:
+    """ACL sync reads the source's ACLs: the link's principal needs DESCRIBE on the cluster
+    of ``source``; its refusal (CLUSTER_AUTHORIZATION_FAILED), None when allowed."""
+    principal = getattr(configs, "principal", None)
+    if principal is None:
+        return None
+    d = src.authorize(principal, "DESCRIBE", "CLUSTER", CLUSTER_NAME)
+    if d.allowed:
+        return None
+    return KafkaError("CLUSTER_AUTHORIZATION_FAILED", f"{refusal(d).message}; the link needs "
+                      f"the ACL DESCRIBE on the cluster of {source} to sync ACLs")
+
+
+def sync_unauthorized(datadir: DataDir, source: str, configs: Any) -> str | None:
+    """Why a link's ACL sync (``configs``: acl.sync.enable) from ``source`` would fail now
+    for want of DESCRIBE on its cluster (the error its task then shows); None when it
+    would not, or syncs nothing (off, no authorizer on the source)."""
+    if not configs.acl_sync_enable or not datadir.has_cluster(source):
+        return None
+    src = AclStore(datadir.open(source))
+    if not src.settings().enabled:
+        return None
+    denied = _describe_denied(src, source, configs)
+    return None if denied is None else f"{denied.message} ({denied.err_code})"
+
+
 def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
               configs: Any) -> AclSyncResult:
     """One ACL sync of ``link`` (from cluster ``source``, its ``configs``) into
@@ -159,12 +185,9 @@ def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     src.require()
     dst = AclStore(destination)
     dst.require()
-    principal = getattr(configs, "principal", None)
-    if principal is not None:  # ACL sync reads the source's ACLs: DESCRIBE on the cluster
-        d = src.authorize(principal, "DESCRIBE", "CLUSTER", CLUSTER_NAME)
-        if not d.allowed:
-            raise KafkaError("CLUSTER_AUTHORIZATION_FAILED", f"{refusal(d).message}; the link "
-                             f"needs the ACL DESCRIBE on the cluster of {source} to sync ACLs")
+    denied = _describe_denied(src, source, configs)
+    if denied is not None:
+        raise denied
     created, deleted = dst.sync_owned(owner_of(link), _selected(src, filters))
     return AclSyncResult(tuple(created), tuple(deleted))
 

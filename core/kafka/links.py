@@ -84,6 +84,7 @@ from .acl_sync import (
     owning_link,
     parse_acl_filters,
     pending_acls,
+    sync_unauthorized,
 )
 from .authz import link_principal
 from .errors import KafkaError, check_unique_config_keys
@@ -1390,7 +1391,17 @@ class Links:
         info = self._info(row, with_topics=False)
         if not validate_only:
             info.topic_names = self.mirror_topics(name)
+        info.notices += self._sync_notice(info)
         return info
+
+    def _sync_notice(self, info: LinkInfo) -> builtins.list[str]:
+        """A link whose ACL sync cannot read the source's ACLs (its principal lacks DESCRIBE
+        on the source cluster) is made all the same, as Confluent's is: said now, not at
+        its first sync."""
+        why = sync_unauthorized(self.datadir, info.source_cluster, info.config)
+        return [] if why is None else [
+            f"the ACL sync of cluster link {info.name} (acl.sync.enable) copies nothing until "
+            f"the source allows it: {why}"]
 
     def alter(
         self,
@@ -1424,6 +1435,7 @@ class Links:
         info = self._info(new_row)
         if {ACL_FILTERS_KEY, "acl.sync.enable"} & {*(configs or {}), *delete}:
             info.notices += _doomed_notice(self.datadir, self.cluster, info)
+            info.notices += self._sync_notice(info)
         return info
 
     def pause(self, name: str) -> LinkInfo:
