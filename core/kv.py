@@ -935,7 +935,14 @@ class KeyValue:
             raise
 
     def status(self) -> KVStatus:
-        return _status(self.name, self.js.stream_info(self.stream))
+        try:
+            return _status(self.name, self.js.stream_info(self.stream))
+        except ApiError as err:
+            if err.err_code != 10059:
+                raise
+            # (the bucket as seen through a mirror of it, its origin removed: the bucket's
+            # own error, its hint the buckets where it was looked for)
+            raise bucket_not_found(self.name, self.js.stream_names()) from None
 
     def watch(self, keys: Sequence[str] | str = (), *, include_history: bool = False,
               ignore_deletes: bool = False, meta_only: bool = False,

@@ -1090,3 +1090,15 @@ def test_contradictory_delete_flags_of_watch_are_refused(jl):
     assert (res.exit_code, res.stdout, res.stderr) == (
         2, "", "jetlink: error: --deletes and --ignore-deletes contradict each other: give "
         "one\n")
+
+
+def test_a_bucket_removed_as_seen_through_its_mirror_is_a_bucket_not_found(jl):
+    """From another cluster the bucket is read through its KV mirror; its origin removed,
+    `kv info` says the bucket is not found (10059), as every other verb does, not the
+    origin's stream."""
+    assert jl("kv", "add", "ORG").exit_code == 0
+    assert jl("cluster", "add", "west").exit_code == 0
+    assert jl("--cluster", "west", "kv", "add", "OM", "--mirror", "ORG@local").exit_code == 0
+    assert jl("kv", "rm", "ORG", "-f").exit_code == 0
+    r = jl("--cluster", "west", "kv", "info", "ORG")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: bucket not found (10059): ORG\n")
