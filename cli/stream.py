@@ -1260,9 +1260,10 @@ def promote_mirror(
     promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
                            naming=naming, topology=_topology(topology), bucket=bucket)
-    warning = dr.return_warning(promotion, planned=dry_run)
-    if warning is not None:
-        output.notice(app, f"jetlink: warning: {warning}")
+    for warning in (dr.partial_warning(promotion, planned=dry_run),
+                    dr.return_warning(promotion, planned=dry_run)):
+        if warning is not None:
+            output.notice(app, f"jetlink: warning: {warning}")
     if not dry_run and not promotion.rerun:
         verb = "fail over to" if failover else "promote"
         output.confirm(

@@ -1102,3 +1102,31 @@ def test_a_bucket_removed_as_seen_through_its_mirror_is_a_bucket_not_found(jl):
     assert jl("kv", "rm", "ORG", "-f").exit_code == 0
     r = jl("--cluster", "west", "kv", "info", "ORG")
     assert (r.exit_code, r.stderr) == (1, "jetlink: error: bucket not found (10059): ORG\n")
+
+
+def test_promoting_a_filtered_mirror_warns_of_what_it_never_held(jl):
+    """A KV mirror made with --keys (a stream mirror with a filter) holds part of its
+    origin: promoting it says the promoted bucket holds none of the other keys, and that
+    failing back refuses it (dry run and run alike)."""
+    assert jl("kv", "add", "CFG", "--history", "5").exit_code == 0
+    assert jl("kv", "put", "CFG", "a.b", "1").exit_code == 0
+    assert jl("kv", "put", "CFG", "long", "2").exit_code == 0
+    assert jl("cluster", "add", "west").exit_code == 0
+    assert jl("--cluster", "west", "kv", "add", "CFG", "--mirror", "CFG@local", "--keys",
+              "a.>").exit_code == 0
+    assert jl("replicate").exit_code == 0
+    r = jl("--cluster", "west", "kv", "promote", "CFG", "--dry-run")
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ("jetlink: warning: KV mirror CFG copied only the keys a.> of bucket "
+                        "CFG: the promoted bucket would hold none of its other keys (and "
+                        "failing back refuses a filtered mirror)\n")
+    r = jl("--cluster", "west", "kv", "promote", "CFG", "-f")
+    assert r.exit_code == 0, r.output
+    assert "the promoted bucket holds none of its other keys" in r.stderr
+    r = jl("--cluster", "west", "stream", "add", "OM", "--mirror",
+           '{"name":"KV_CFG","filter_subject":"$KV.CFG.long","external":'
+           '{"api":"$JS.local.API"}}', "--defaults")
+    assert r.exit_code == 0, r.output
+    r = jl("--cluster", "west", "stream", "promote", "OM", "--subjects", "om", "--dry-run")
+    assert "mirror OM copied only $KV.CFG.long of KV_CFG: the promoted stream would hold " \
+        "none of its other messages" in r.stderr, r.output

@@ -31,7 +31,7 @@ sites. The Kafka side's promote / failover (mirror topics) is core/kafka/mirrors
 """
 
 from .failback import FailbackReport, failback
-from .fence import FencePlan, FenceReport, plan_fence, return_warning
+from .fence import FencePlan, FenceReport, partial_warning, plan_fence, return_warning
 from .readiness import DrThresholds, MirrorReadiness, Readiness, check_readiness
 from .rules import (
     Naming,
@@ -53,4 +53,4 @@ __all__ = ["PositionClamp", "DrThresholds", "FailbackReport", "FencePlan", "Fenc
            "MirrorReadiness", "Naming",
            "OriginFacts", "PartialPromotion", "PromoteRefused", "PromoteReport", "Promotion",
            "Readiness", "Site", "check_readiness", "failback", "kv_adjust", "kv_mirror_stream",
-           "mirror_lag", "plan_fence", "prepare", "promote", "return_warning"]
+           "mirror_lag", "partial_warning", "plan_fence", "prepare", "promote", "return_warning"]

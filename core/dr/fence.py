@@ -42,7 +42,7 @@ from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.result import reason
 from .failback_record import under_way
 from .fencing import FENCE_KEY, fence_subject, fenced_subjects, with_fence, without_fence
-from .rules import _was_mirror, one_line, require_clusters
+from .rules import _was_mirror, mirror_filters, one_line, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -236,6 +236,35 @@ def returned_origin(site: Any, info: Any, *, silent: bool = False) -> OriginRetu
     state = "fenced" if recorded is not None else "split brain" if overlap else "unfenced"
     return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, state, theirs,
                         mine, overlap, recorded)
+
+
+def partial_warning(promotion: Any, planned: bool = False) -> str | None:
+    """What ``stream|kv promote|failover`` warns of when the mirror copied only part of its
+    origin (a filter or subject transforms): the promoted stream holds none of the origin's
+    other messages (a KV mirror made with --keys: none of its other keys), and failing
+    back refuses such a mirror (core/dr/failback.py). None for a whole mirror, or a re-run
+    (``planned``: a dry run's, "would hold")."""
+    from ..config.kvnames import bucket_of_stream
+
+    cfg = promotion.cfg
+    if promotion.rerun or cfg.mirror is None:
+        return None
+    filters = [f for f in mirror_filters(cfg) if f and f != ">"]
+    if not filters:
+        return None
+    holds = "would hold" if planned else "holds"
+    origin = cfg.mirror.name
+    bucket = bucket_of_stream(origin) if bucket_of_stream(cfg.name) else None
+    if bucket is not None:  # a KV mirror (kv add --mirror --keys): said in keys
+        prefix = f"$KV.{bucket}."
+        keys = [f[len(prefix):] if f.startswith(prefix) else f for f in filters]
+        what = (f"KV mirror {bucket_of_stream(cfg.name) or cfg.name} copied only the keys "
+                f"{', '.join(keys)} of bucket {bucket}: the promoted bucket {holds} none of "
+                "its other keys")
+    else:
+        what = (f"mirror {cfg.name} copied only {', '.join(filters)} of {origin}: the "
+                f"promoted stream {holds} none of its other messages")
+    return what + " (and failing back refuses a filtered mirror)"
 
 
 def return_warning(promotion: Any, planned: bool = False) -> str | None:
