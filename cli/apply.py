@@ -34,7 +34,8 @@ def _value(v: Any) -> str:
 def render_plan(app: App, plan_doc: dict[str, Any]) -> None:
     changes = plan_doc["changes"]
     if not changes:
-        output.line(app, f"No changes: {plan_doc['unchanged']} objects are as the file "
+        n = plan_doc["unchanged"]
+        output.line(app, f"No changes: {n} object{' is' if n == 1 else 's are'} as the file "
                          "declares them")
         return
     output.line(app, "Plan:")

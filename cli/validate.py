@@ -128,7 +128,8 @@ def render(app: App, doc: dict[str, Any], *, ok_lines: bool = True,
             where = ": ".join(str(p[k]) for k in ("file", "object", "field") if p.get(k))
             detail = f": {p['detail']}" if p.get("detail") else ""
             output.line(app, f"{where}: {p['description']}{code}{detail}")
-    places = {str(p["file"]) for p in problems}
+    # (under --strict a file with a warning only is not valid either: counted)
+    places = {str(p["file"]) for p in failing}
     # what is not a file (the data directory, the live servers) is named as itself
     others = sorted(w.strip("<>") for w in places if w.startswith("<") and w.endswith(">"))
     n_files = len(places) - len(others)

@@ -359,6 +359,7 @@ def test_a_missing_origin_is_a_warning_as_in_stream_add(jl, tmp_path):
     both = jl("validate", path, broken, "--strict")
     assert both.exit_code == 3 and f"{path}: OK" not in both.stdout, both.stdout
     assert f"{broken}: stream X: subjects" in both.stdout
+    assert both.stderr.endswith("1 problem in 2 files, 1 warning\n"), both.stderr  # (both)
     assert jl("validate", path, broken).stdout.startswith(f"{path}: OK\n")
     applied = jl("apply", path, "-j")
     assert applied.exit_code == 0, applied.output
@@ -1309,3 +1310,11 @@ def test_export_of_a_name_no_cluster_can_have_is_a_usage_error(jl, server):
     assert (r.exit_code, r.stdout) == (2, "")
     assert r.stderr == ("jetlink: error: invalid cluster name '>': use 1 to 64 letters, "
                         "digits, '_' or '-'\n")
+
+
+def test_no_changes_counts_in_words(jl, tmp_path):
+    one = tmp_path / "one.toml"
+    one.write_text('[streams.A]\nsubjects = ["a"]\n')
+    ok(jl("apply", str(one)))
+    assert ok(jl("apply", str(one))).stdout == (
+        "No changes: 1 object is as the file declares them\n")
