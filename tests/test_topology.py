@@ -638,6 +638,21 @@ def test_toml_datetime_for_opt_start_time(tmp_path):
     assert problems == []
 
 
+def test_bytes_that_are_not_utf8_are_placed_and_a_byte_order_mark_is_read_past(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'[streams.A]\nsubjects = ["a\xffb"]\n')
+    [p] = load_files([str(bad)]).problems
+    assert p.description == ("file is not UTF-8 text: byte 0xff at line 2, column 15 (byte "
+                             "27 of the file)")
+    for name, text in (("bom.toml", b'[streams.A]\nsubjects = ["a"]\n'),
+                       ("bom.json", b'{"streams": {"A": {"subjects": ["a"]}}}')):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text)  # an editor's byte order mark
+        topo = load_files([str(path)])
+        assert topo.problems == [] and validate_topology(topo) == []
+        assert [o.name for o in topo.objects] == ["A"]
+
+
 def test_each_bad_element_of_a_list_is_named_at_its_place_as_written(tmp_path):
     problems = run(tmp_path, '[streams.A]\nsubjects = [1, 2]\n')
     assert [(p.field, p.detail.split(":")[0]) for p in problems] == [

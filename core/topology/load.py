@@ -104,8 +104,16 @@ class Topology:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self._problem(path, None, None, 0, f"file is not UTF-8 text: {exc}", fpos)
+            before = data[:exc.start]
+            line = before.count(b"\n") + 1
+            column = exc.start - (before.rfind(b"\n") + 1) + 1
+            self._problem(path, None, None, 0, f"file is not UTF-8 text: byte "
+                          f"0x{data[exc.start]:02x} at line {line}, column {column} (byte "
+                          f"{exc.start + 1:,} of the file)", fpos)
             return
+        # a byte order mark (an editor's, EF BB BF) is read past, as RFC 8259 lets a JSON
+        # reader do: it is no character of the document
+        text = text.removeprefix("\ufeff")
         fmt = _format_of(path, text)
         if fmt == "yaml":  # named YAML: its TOML error would say nothing useful
             self._problem(path, None, None, 0, "YAML is not read: a topology file is TOML, "
