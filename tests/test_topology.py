@@ -653,6 +653,15 @@ def test_bytes_that_are_not_utf8_are_placed_and_a_byte_order_mark_is_read_past(t
         assert [o.name for o in topo.objects] == ["A"]
 
 
+def test_every_misspelt_key_gets_the_closest_one(tmp_path):
+    problems = run(tmp_path, 'verison = 1\n[stream.A]\nsubjects=["a"]\n[clusters.c]\n'
+                             'knd="nats"\n[topics.t]\npartitons=3\n')
+    hints = [p.description.split("; ")[1].split(" (allowed")[0] for p in problems
+             if "did you mean" in p.description]
+    assert hints == ["did you mean version?", "did you mean streams?", "did you mean kind?",
+                     "did you mean partitions?"]
+
+
 def test_each_bad_element_of_a_list_is_named_at_its_place_as_written(tmp_path):
     problems = run(tmp_path, '[streams.A]\nsubjects = [1, 2]\n')
     assert [(p.field, p.detail.split(":")[0]) for p in problems] == [

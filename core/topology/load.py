@@ -214,7 +214,8 @@ class Topology:
             if key not in TOP_LEVEL:
                 self._problem(
                     f.path, None, key, 0,
-                    f'unknown top-level key "{key}" (allowed: {", ".join(TOP_LEVEL)})',
+                    f'unknown top-level key "{key}"{_hint(key, TOP_LEVEL)} (allowed: '
+                    f'{", ".join(TOP_LEVEL)})',
                     f.position,
                 )
         version = doc.get("version", FORMAT_VERSION)
@@ -270,8 +271,8 @@ class Topology:
         for key in body:
             if key not in CLUSTER_KEYS:
                 problem(
-                    key, f'unknown key "{key}" in [clusters.{name}] (allowed: '
-                    f'{", ".join(CLUSTER_KEYS)})'
+                    key, f'unknown key "{key}" in [clusters.{name}]'
+                    f'{_hint(key, CLUSTER_KEYS)} (allowed: {", ".join(CLUSTER_KEYS)})'
                 )
         kind = body.get("kind", "nats")
         if kind not in CLUSTER_KINDS:
@@ -348,7 +349,8 @@ class Topology:
         for k in body:
             if k not in allowed:
                 errors.append(JetlinkError(
-                    f'unknown key "{k}" in [{table}.{key}] (allowed: {", ".join(allowed)})',
+                    f'unknown key "{k}" in [{table}.{key}]{_hint(str(k), allowed)} (allowed: '
+                    f'{", ".join(allowed)})',
                     field=k,
                 ))
         if not isinstance(name, str) and kind != "acl":
@@ -573,3 +575,12 @@ def load_files(paths: Iterable[str]) -> Topology:
     for path in paths:
         topo.add_file(str(path))
     return topo
+
+
+def _hint(key: str, allowed: Any) -> str:
+    """``; did you mean X?`` for a key close to an allowed one (core/errors.py
+    ``did_you_mean``: the one suggestion rule), else ""."""
+    from ..errors import did_you_mean
+
+    hint = did_you_mean(key, allowed) if isinstance(key, str) else None
+    return f"; {hint}" if hint else ""
