@@ -653,6 +653,14 @@ def test_bytes_that_are_not_utf8_are_placed_and_a_byte_order_mark_is_read_past(t
         assert [o.name for o in topo.objects] == ["A"]
 
 
+def test_a_field_refused_for_its_type_is_not_also_missing(tmp_path):
+    problems = run(tmp_path, '[kv_mirrors.M]\norigin_bucket = 5\n'
+                             '[kv_aggregates.G]\norigins = "x"\n')
+    assert [(p.object, p.field, p.description) for p in problems] == [
+        ("kv_mirror M", "origin_bucket", "expected a string, got integer 5"),
+        ("kv_aggregate G", "origins", 'expected a list of tables, got string "x"')]
+
+
 def test_every_misspelt_key_gets_the_closest_one(tmp_path):
     problems = run(tmp_path, 'verison = 1\n[stream.A]\nsubjects=["a"]\n[clusters.c]\n'
                              'knd="nats"\n[topics.t]\npartitons=3\n')

@@ -478,6 +478,10 @@ class Topology:
             except JetlinkError as exc:
                 fld = exc.field
                 shown = _as_written(fld, dropped) if fld else fld
+                if shown and shown in seen:
+                    # a field set aside for its fault, now missing (or its object now
+                    # empty for want of it): that fault is the problem, said once
+                    return None
                 if shown != fld:  # (the index in the list as written, not as left)
                     exc.field = shown
                     detail = getattr(exc, "detail", None)
