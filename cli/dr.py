@@ -763,6 +763,9 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
             if outcome_only:  # no plan was shown: the steps left to people, each named
                 out += ["  " + _object_line(o, action) for o in manual]
             said += f"; {_n(len(manual), 'object')} left to the step named above"
+        if doc.get("fence"):  # the fence lines below say what the run did do
+            said = said.replace("Nothing to do", "Nothing to " + (
+                "fail over" if action == "failover" else "fail back"), 1)
         out.append(said)
     else:
         out.append(f"Region {action} of {regions}: {doc['done']} done, "

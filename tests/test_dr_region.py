@@ -234,6 +234,19 @@ def test_a_failover_takes_every_mirror_and_a_second_run_does_nothing(region):
     assert data_dir_bytes(region.data) == before
 
 
+def test_a_rerun_with_fence_says_nothing_to_fail_over_then_what_it_fenced(region):
+    """The failover done, the region back: a re-run with --fence fails nothing over and
+    fences; its summary says "Nothing to fail over", not "Nothing to do", before the
+    fence's lines."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    lines = ok(east(region, "dr", "failover", "--from", "west", "--fence", "-f")).stdout
+    said = [x for x in lines.splitlines() if x.startswith("Nothing to")]
+    assert said == [f"Nothing to fail over: the region failover of west was done already "
+                    f"(finished {_stamp(region)})"], lines
+    assert "Fenced 3 old origins of west" in lines
+
+
 @pytest.mark.parametrize("verb", [["dr", "failback", "--from", "west"],
                                   ["kv", "failback", "CONFIG"],
                                   ["stream", "failback", "ORDERS_EAST"]])
