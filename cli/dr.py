@@ -232,7 +232,8 @@ def fence_lines(doc: dict[str, Any]) -> list[str]:
         out.append(f"Nothing to do: every old origin of {regions} is fenced already")
     elif doc["fenced"]:
         undo = [u for k, u in (
-            (("stream", "kv"), "stream|kv failback NAME --switch"),
+            (("stream", "kv"), "stream|kv failback NAME --switch (dr failback --from "
+                                f"{regions.replace(', ', ' --from ')} --switch: all of them)"),
             (("topic",), "mirrors truncate-and-restore TOPIC --link LINK"))
             if any(o["kind"] in k and o["action"] == "fenced" for o in doc["objects"])]
         out.append(f"Fenced {doc['fenced']} old origin{'' if doc['fenced'] == 1 else 's'}"

@@ -1254,7 +1254,7 @@ def test_a_split_brain_shows_and_fence_ends_it(west_down):
         "$JETLINK.fenced.ORDERS"]
     assert outcome[0] == "Fenced 2 old origins of west"
     assert outcome[-1] == ("Fenced 2 old origins of west: stream|kv failback NAME --switch "
-                           "undoes it")
+                           "(dr failback --from west --switch: all of them) undoes it")
     assert after == [["west", "0", "2", "0", "0", "-", "-", "2", "2/2"]]
     assert stream_info(path, "west", "ORDERS")["config"]["subjects"] == [
         "$JETLINK.fenced.ORDERS"]
