@@ -1318,3 +1318,27 @@ def test_no_changes_counts_in_words(jl, tmp_path):
     ok(jl("apply", str(one)))
     assert ok(jl("apply", str(one))).stdout == (
         "No changes: 1 object is as the file declares them\n")
+
+
+def test_applying_a_kv_mirror_a_failover_promoted_names_its_origin(jl, tmp_path):
+    """The KV mirror promoted (kv failover): the file's kv_mirror is refused on the field
+    that no longer holds, its origin (not keys, which the file did not change)."""
+    path = write(tmp_path, """
+        [clusters.west]
+        [clusters.east]
+        [kv.CONFIG]
+        cluster = "west"
+        [kv_mirrors.CONFIG]
+        cluster = "east"
+        origin_bucket = "CONFIG"
+        domain = "west"
+        """.replace("\n        ", "\n"))
+    ok(jl("apply", path))
+    for args in (["cluster", "down", "west"], ["--cluster", "east", "kv", "failover", "CONFIG",
+                                               "-f"]):
+        ok(jl(*args))
+    r = jl("apply", path, "--dry-run", "-j")
+    assert r.exit_code == 3, r.output
+    [p] = [p for p in doc(r)["plan"]["problems"] if p["object"] == "kv_mirror CONFIG"]
+    assert p["field"] == "origin_bucket", p
+    assert "was promoted by a failover" in p["description"]

@@ -244,11 +244,16 @@ def _promoted_hint(stored: Any, declared: Any) -> str:
             "mirror again)")
 
 
-def _object_field(change: Change, stream_field: str | None) -> str | None:
+def _object_field(change: Change, stream_field: str | None, stored: Any = None
+                  ) -> str | None:
     """The field of the declared object a refused stream field is (a KV mirror's ``mirror``
-    is its ``keys``, ``domain`` or ``origin_bucket``: the one that changed)."""
+    is its ``keys``, ``domain`` or ``origin_bucket``: the one that changed; its origin when
+    the stored stream mirrors nothing any more, promoted)."""
     from .model import kv_field
 
+    if change.kind == "kv_mirror" and stream_field == "mirror" and stored is not None \
+            and getattr(stored, "mirror", None) is None:
+        return "origin_bucket"
     if change.kind == "kv_mirror" and stream_field == "mirror":
         new, old = getattr(change.obj, "spec", None), getattr(change.current, "spec", None)
         for key in ("keys", "domain", "origin_bucket"):
@@ -277,7 +282,8 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         existing = {n: c for (cl, n), c in before.items() if cl == change.cluster}
         existing[stream] = stored
         for err in _update_problems(stored, change.config, existing, single_server):
-            p = Problem(obj.file, obj.label, _object_field(change, getattr(err, "field", None)),
+            p = Problem(obj.file, obj.label,
+                        _object_field(change, getattr(err, "field", None), stored),
                         getattr(err, "err_code", 0),
                         f"{change.label} can not be updated: {err.description}"
                         + _promoted_hint(stored, change.config))
