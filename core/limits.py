@@ -118,6 +118,27 @@ def message_size_detail(max_msg_size: int, hdr_len: int, data_len: int) -> str:
     return f"max_msg_size = {max_msg_size:,}: the message is {what}"
 
 
+def max_msgs_detail(max_msgs: int, held: int) -> str:
+    """A discard-new stream full of messages (10077 "maximum messages exceeded"), for people
+    (the same line on the embedded engine and on a live server)."""
+    return f"max_msgs = {max_msgs:,} (discard new): the stream holds {held:,}"
+
+
+def max_bytes_detail(max_bytes: int, held: int, size: int) -> str:
+    """A discard-new stream full of bytes (10077 "maximum bytes exceeded"), for people."""
+    return (f"max_bytes = {max_bytes:,} (discard new): the stream holds {held:,} bytes, the "
+            f"message needs {size:,}")
+
+
+def max_per_subject_detail(max_per: int, subject: str, held: int) -> str:
+    """A subject full under discard new per subject (10077 "maximum messages per subject
+    exceeded"), for people."""
+    from .errors import clip
+
+    return (f"max_msgs_per_subject = {max_per:,} (discard new per subject): subject "
+            f"{clip(subject)} holds {held:,}")
+
+
 def past_last_detail(seq: int, stream: str, last_seq: int) -> str:
     """What a message delete past a stream's last sequence (10057, "stream store EOF") says
     for people: the sequence asked and the stream's last one (the same line on the embedded

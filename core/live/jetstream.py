@@ -583,6 +583,42 @@ class LiveJetStream(LiveConsumers):
                 if mms >= 0:
                     hlen = len(encode_headers(headers) or b"") if headers else 0
                     res.detail = message_size_detail(mms, hlen, len(data))
+            elif isinstance(res, ApiError) and res.err_code == 10077 and not res.detail:
+                hlen = len(encode_headers(headers) or b"") if headers else 0
+                res.detail = self._store_full_detail(res, subject, hlen, len(data))
+
+    def _store_full_detail(self, err: ApiError, subject: str, hlen: int, mlen: int
+                           ) -> str | None:
+        """A discard-new refusal (10077) with the limit and what the stream holds, as the
+        engine says it (core/limits.py: one wording): read from the stream's info, on this
+        path only (None when it cannot be read, or the refusal is another store's)."""
+        from ..limits import max_bytes_detail, max_msgs_detail, max_per_subject_detail
+        from ..streamstore.base import (
+            MAX_BYTES_REFUSED,
+            MAX_MSGS_REFUSED,
+            MAX_PER_SUBJECT_REFUSED,
+            msg_size,
+        )
+
+        why = err.description
+        try:
+            names = self.stream_names(subject)
+            if not names:
+                return None
+            per = MAX_PER_SUBJECT_REFUSED in why
+            info = self.stream_info(names[0], subjects_filter=subject if per else None)
+        except JetlinkError:
+            return None
+        cfg, state = info.config, info.state
+        if per and cfg.max_msgs_per_subject > 0:
+            held = int((getattr(state, "subjects", None) or {}).get(subject, 0))
+            return max_per_subject_detail(cfg.max_msgs_per_subject, subject, held)
+        if MAX_MSGS_REFUSED in why and cfg.max_msgs > 0:
+            return max_msgs_detail(cfg.max_msgs, int(state.messages))
+        if MAX_BYTES_REFUSED in why and cfg.max_bytes > 0:
+            size = msg_size(cfg.storage == "file", len(subject.encode()), hlen, mlen)
+            return max_bytes_detail(cfg.max_bytes, int(state.bytes), size)
+        return None
 
     def publish_fast_batch(self, msgs: Iterable[tuple[str, bytes, Mapping[str, Any] | None]],
                            *, batch_id: str, flow: int = 100, gap_ok: bool = False,

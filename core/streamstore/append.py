@@ -27,7 +27,8 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .. import headers as H
-from ..errors import ApiError, clip, nats_error
+from .. import limits as L
+from ..errors import ApiError, nats_error
 from ..messages import PubAck, StoredMsg, UnstoredAck
 from . import counters
 from . import schedules as _sched
@@ -595,21 +596,17 @@ class StreamAppend(StreamOverlay):
         if max_per and psmc > max_per:
             if d.discard_new_per and not rollup_hdr:
                 return _detailed(nats_error("StreamStoreFailed", err=MAX_PER_SUBJECT_REFUSED),
-                                 f"max_msgs_per_subject = {max_per:,} (discard new per "
-                                 f"subject): subject {clip(s.subject)} holds {s.count:,}")
+                                 L.max_per_subject_detail(max_per, s.subject, s.count))
             asl = True
         if d.max_msgs and self.msgs >= d.max_msgs and not asl:
             return _detailed(nats_error("StreamStoreFailed", err=MAX_MSGS_REFUSED),
-                             f"max_msgs = {d.max_msgs:,} (discard new): the stream holds "
-                             f"{self.msgs:,}")
+                             L.max_msgs_detail(d.max_msgs, self.msgs))
         if d.max_bytes and self.bytes + size > d.max_bytes:
             # asl: the subject holds messages, its oldest is live
             oldest = self._node(s.first) if asl else None
             if oldest is None or oldest[1] < size:
-                return _detailed(
-                    nats_error("StreamStoreFailed", err=MAX_BYTES_REFUSED),
-                    f"max_bytes = {d.max_bytes:,} (discard new): the stream holds "
-                    f"{self.bytes:,} bytes, the message needs {size:,}")
+                return _detailed(nats_error("StreamStoreFailed", err=MAX_BYTES_REFUSED),
+                                 L.max_bytes_detail(d.max_bytes, self.bytes, size))
         return None
 
     def _discard_old(self, s: _Subj, psmc: int) -> None:

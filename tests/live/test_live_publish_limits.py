@@ -58,6 +58,31 @@ def test_a_message_over_max_msg_size_is_named_as_on_the_engine(cli, jl):
                   "description": "message size exceeds maximum allowed"}}
 
 
+@pytest.mark.parametrize(("flags", "body", "fill", "detail"), [
+    (["--max-msgs", "3", "--discard", "new"], "m", 3,
+     "maximum messages exceeded (10077): max_msgs = 3 (discard new): the stream holds 3"),
+    (["--max-bytes", "300", "--discard", "new"], "x" * 70, 2,
+     "maximum bytes exceeded (10077): max_bytes = 300 (discard new): the stream holds 212 "
+     "bytes, the message needs 106"),
+    (["--max-msgs-per-subject", "1", "--discard", "new", "--discard-per-subject"], "m", 1,
+     "maximum messages per subject exceeded (10077): max_msgs_per_subject = 1 (discard new "
+     "per subject): subject full.x holds 1"),
+])
+def test_a_stream_full_under_discard_new_is_named_as_on_the_engine(cli, jl, flags, body,
+                                                                   fill, detail):
+    """The server's 10077 says which limit, not its value nor what the stream holds: the
+    live client reads them from the stream's info on that refusal, the engine's line word
+    for word."""
+    for run in (cli, jl):
+        assert run("stream", "add", "FULL", "--subjects", "full.>", *flags,
+                   "--defaults").exit_code == 0
+        for _ in range(fill):
+            assert run("pub", "full.x", body).exit_code == 0
+    live, embedded = cli("pub", "full.x", body), jl("pub", "full.x", body)
+    assert (live.exit_code, live.stderr) == (embedded.exit_code, embedded.stderr)
+    assert live.stderr == f"jetlink: error: {detail}\n"
+
+
 def test_connection_survives_a_refused_publish(live):
     js = LiveJetStream(connect(ServerTarget((live.url,))))
     try:
