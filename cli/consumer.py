@@ -1710,9 +1710,15 @@ def rm(
     Asks for confirmation on a terminal; without one, -f/--force is required (exit status
     2 otherwise). With --json: {"success": true}.
     """
+    from jetlink.core.errors import ApiError
+
     app = App.of(ctx)
     js = open_jetstream(app)
-    js.consumer_info(stream, name)  # (not there: said before any question, as natscli)
+    try:
+        js.consumer_info(stream, name)  # (not there: said before any question, as natscli)
+    except ApiError as err:
+        if err.err_code != 10119:  # offline (its servers gone): the meta leader deletes it
+            raise
     output.confirm(
         app,
         f"Really delete Consumer {stream} > {name}",

@@ -985,9 +985,15 @@ def rm(
     Asks for confirmation on a terminal; without one, -f/--force is required (exit status
     2 otherwise). With --json: {"success": true}.
     """
+    from jetlink.core.errors import ApiError
+
     app = App.of(ctx)
     js = open_jetstream(app)
-    js.stream_info(name)  # a stream that is not there is said first, never asked about
+    try:
+        js.stream_info(name)  # a stream that is not there is said first, never asked about
+    except ApiError as err:
+        if err.err_code != 10118:  # offline (its servers gone): the meta leader deletes it
+            raise
     output.confirm(app, f"Really delete Stream {name}", force=force, action=f"delete stream {name}")
     js.delete_stream(name)
     output.success(app, f"Stream {name} was deleted")

@@ -1,0 +1,73 @@
+"""Streams and consumers whose servers are gone (a real three-node cluster, one node
+stopped): the server answers their info with "stream is offline" (10118) / "consumer is
+offline" (10119), and deletes them all the same (the meta leader's records): `stream rm -f`
+and `consumer rm -f` remove them, as natscli's --force does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .servers import wait_until
+
+JETLINK = str(Path(sys.executable).with_name("jetlink"))
+
+
+def _jetlink(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "JETLINK_DATA_DIR": str(tmp_path / "data")}
+    return subprocess.run([JETLINK, "-s", url, *args], capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def _on(live_cluster, victim: str, make, leader_of) -> str:
+    """A name of an R1 object ``make(name)`` made until one lands on ``victim``."""
+    for i in range(30):
+        name = f"OFF{i}"
+        make(name)
+        if leader_of(name) == victim:
+            return name
+    raise AssertionError(f"no R1 object landed on {victim} in 30 tries")
+
+
+@pytest.mark.slow
+def test_an_offline_stream_and_consumer_are_removed_with_force(live_cluster, tmp_path):
+    c = live_cluster.client()
+    wait_until(lambda: "error" not in c.stream_create(
+        {"name": "OFFR3", "subjects": ["offr3.>"], "num_replicas": 3}), message="R3 create")
+    meta = live_cluster.meta_leader()
+    victim = next(n for n in live_cluster.nodes if n.name != meta)
+    stream = _on(live_cluster, victim.name,
+                 lambda n: c.stream_create({"name": n, "subjects": [n.lower() + ".>"]}),
+                 live_cluster.stream_leader)
+
+    def consumer_leader(name: str) -> str | None:
+        info = live_cluster.api(f"CONSUMER.INFO.OFFR3.{name}")
+        return (info.get("cluster") or {}).get("leader")
+
+    consumer = _on(live_cluster, victim.name, lambda n: live_cluster.api(
+        f"CONSUMER.CREATE.OFFR3.{n}", {"stream_name": "OFFR3", "config": {
+            "durable_name": n, "ack_policy": "explicit", "num_replicas": 1}}),
+        consumer_leader)
+    other = next(n for n in live_cluster.nodes if n is not victim)
+    victim.stop()
+    try:
+        wait_until(lambda: live_cluster.api(f"STREAM.INFO.{stream}").get(
+            "error", {}).get("err_code") == 10118, message=f"{stream} offline")
+        wait_until(lambda: live_cluster.api(f"CONSUMER.INFO.OFFR3.{consumer}").get(
+            "error", {}).get("err_code") == 10119, message=f"{consumer} offline")
+        r = _jetlink(tmp_path, other.url, "consumer", "rm", "OFFR3", consumer, "-f")
+        assert (r.returncode, r.stdout) == (0, f"Consumer OFFR3 > {consumer} was deleted\n"), \
+            r.stderr
+        r = _jetlink(tmp_path, other.url, "stream", "rm", stream, "-f")
+        assert (r.returncode, r.stdout) == (0, f"Stream {stream} was deleted\n"), r.stderr
+        # and a name that is not there is still said first, not deleted blindly
+        r = _jetlink(tmp_path, other.url, "stream", "rm", "NOPE_OFF", "-f")
+        assert r.returncode == 1 and "stream not found (10059)" in r.stderr
+    finally:
+        victim.restart()
+        live_cluster.wait_ready()
