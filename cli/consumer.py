@@ -1021,6 +1021,10 @@ def ls(
     """
     app = App.of(ctx)
     infos = [to_doc(i) for i in open_jetstream(app).consumers(stream)]
+    for i in infos:  # an offline consumer's entry has no name, its config has it
+        if not i.get("name"):
+            i["name"] = (i.get("config") or {}).get("name") or \
+                (i.get("config") or {}).get("durable_name") or ""
     if names or app.json:
         app.emit(sorted(i["name"] for i in infos), human=output.lines)
         return

@@ -23,7 +23,7 @@ StoredMsg, a list of names...). Human output follows natscli's layout.
 
 import contextlib
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -670,12 +670,15 @@ def ls(
         listed = sorted(js.stream_names(subject) if subject else js.stream_names())
         app.emit([n for n in listed if show_all or not is_system_stream(n)])
         return
-    infos = [to_doc(i) for i in js.streams()]
+    listing = js.streams()
+    infos = [to_doc(i) for i in listing]
     if subject:
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
     shown = [i for i in infos if show_all or not is_system_stream(i["config"]["name"])]
-    render_ls(app, shown, subject, skipped=len(shown) < len(infos))
+    names = {i["config"]["name"] for i in shown}
+    render_ls(app, shown, subject, skipped=len(shown) < len(infos),
+              missing=[n for n in listing.missing if n in names])
 
 
 @stream_app.command("find")
@@ -750,7 +753,9 @@ def find(
 
 
 def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None, *,
-              skipped: bool = False) -> None:
+              skipped: bool = False, missing: Sequence[str] = ()) -> None:
+    """The streams table (natscli's), then the streams the server could not reach (their
+    rows hold no state: "Inaccessible Streams", as natscli's renderMissing)."""
     if not infos:
         output.line(app, "No Streams defined" + (", pass -a to include system streams"
                                                  if skipped else ""))
@@ -777,6 +782,15 @@ def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None,
         title=title,
         no_wrap=("Name", "Created", "Messages", "Size", "Last Message"),
     )
+    if missing:
+        output.line(app, "")
+        title = "Inaccessible Streams"
+        output.table(app, ("Name",), [[n] for n in missing], title=title,
+                     min_width={"Name": len(title)})
+        output.notice(app, f"jetlink: warning: {len(missing)} stream"
+                           f"{' was' if len(missing) == 1 else 's were'} not reached (its "
+                           "servers did not answer): their rows show no messages, not none "
+                           "stored")
 
 
 @stream_app.command("report")

@@ -34,7 +34,7 @@ from .config.codec import given_empty
 from .config.stream import StreamConfig, interest_keeps_none, pedantic_requested
 from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .fanout import CoreFanout
-from .messages import PubAck, StoredMsg, StreamInfo, StreamState
+from .messages import Listing, PubAck, StoredMsg, StreamInfo, StreamState
 from .store import Cluster
 from .subjects import (
     SubjectFilter,
@@ -371,12 +371,12 @@ class JetStream:
                           cluster=self.cluster.name if answer == "info" else "",
                           mirror=mirror, sources=sources, response_metadata=answer != "list")
 
-    def streams(self, subject: str | None = None) -> list[StreamInfo]:
+    def streams(self, subject: str | None = None) -> Listing:
         """Every stream (by name), or those whose subjects collide with ``subject``."""
         with self.read() as (conn, catalog):
             now = self.clock.now_ns()
-            return [self._info(conn, catalog.by_name[n], now, answer="list")
-                    for n in self._names(catalog, subject)]
+            return Listing(self._info(conn, catalog.by_name[n], now, answer="list")
+                           for n in self._names(catalog, subject))
 
     def stream_names(self, subject: str | None = None) -> list[str]:
         with self.read() as (_conn, catalog):

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,17 @@ from .headers import Headers, decode_headers
 if TYPE_CHECKING:
     from .config.stream import StreamConfig
 
-__all__ = ["PubAck", "StoredMsg", "StreamState", "StreamInfo", "UnstoredAck"]
+__all__ = ["Listing", "PubAck", "StoredMsg", "StreamState", "StreamInfo", "UnstoredAck"]
+
+
+class Listing(list[Any]):
+    """A LIST answer (STREAM.LIST): its items, and ``missing``, the names the server could
+    not reach in time (a cluster's streams whose servers are gone: their items carry no
+    state; natscli's "Inaccessible Streams"). The engine reaches every one."""
+
+    def __init__(self, items: Iterable[Any] = (), missing: Iterable[str] = ()) -> None:
+        super().__init__(items)
+        self.missing = sorted(missing)
 
 
 class PubAck:

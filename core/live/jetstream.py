@@ -29,7 +29,7 @@ from ..config.stream import StreamConfig, pedantic_requested
 from ..config.validate import JS_API_PREFIX
 from ..durations import seconds_text
 from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
-from ..messages import BatchPubAck, PubAck, StoredMsg, StreamState
+from ..messages import BatchPubAck, Listing, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing
 from .client import raw_handlers as _raw_handlers
 from .consumers import LiveConsumers
@@ -239,11 +239,11 @@ class LiveJetStream(LiveConsumers):
                 doc["state"]["subjects"] = subjects
         return LiveStreamInfo(doc)
 
-    def streams(self, subject: str | None = None) -> list[LiveStreamInfo]:
-        out: list[LiveStreamInfo] = []
-        for doc in self._paged("STREAM.LIST", "streams", subject):
-            out.append(LiveStreamInfo(doc))
-        return sorted(out, key=lambda i: i.name)
+    def streams(self, subject: str | None = None) -> Listing:
+        missing: list[str] = []
+        out = [LiveStreamInfo(doc)
+               for doc in self._paged("STREAM.LIST", "streams", subject, missing)]
+        return Listing(sorted(out, key=lambda i: i.name), missing)
 
     def stream_names(self, subject: str | None = None) -> list[str]:
         return sorted(self._paged("STREAM.NAMES", "streams", subject))
@@ -251,7 +251,10 @@ class LiveJetStream(LiveConsumers):
     def stream_configs(self) -> list[StreamConfig]:
         return [i.config for i in self.streams()]  # the server lists configs with states
 
-    def _paged(self, verb: str, key: str, subject: str | None) -> list[Any]:
+    def _paged(self, verb: str, key: str, subject: str | None,
+               missing: list[str] | None = None) -> list[Any]:
+        """Every page of ``verb``'s ``key`` list (``missing``: gets the names the server
+        could not reach, a LIST's ``missing``)."""
         items: list[Any] = []
         while True:
             req: dict[str, Any] = {"offset": len(items)}
@@ -260,6 +263,8 @@ class LiveJetStream(LiveConsumers):
             doc = self.api(verb, req)
             page = doc.get(key) or []
             items.extend(page)
+            if missing is not None:
+                missing.extend(str(n) for n in doc.get("missing") or [])
             if not page or len(items) >= int(doc.get("total", 0)):
                 return items
 

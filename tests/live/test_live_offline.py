@@ -5,6 +5,7 @@ and `consumer rm -f` remove them, as natscli's --force does."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,16 @@ def test_an_offline_stream_and_consumer_are_removed_with_force(live_cluster, tmp
             "error", {}).get("err_code") == 10118, message=f"{stream} offline")
         wait_until(lambda: live_cluster.api(f"CONSUMER.INFO.OFFR3.{consumer}").get(
             "error", {}).get("err_code") == 10119, message=f"{consumer} offline")
+        # listed, its row without state, and named as not reached (natscli's
+        # "Inaccessible Streams"), not shown as a stream that stores nothing
+        r = _jetlink(tmp_path, other.url, "stream", "ls")
+        assert r.returncode == 0, r.stderr
+        assert "Inaccessible Streams" in r.stdout and r.stdout.count(f" {stream} ") == 2, \
+            r.stdout
+        assert r.stderr == ("jetlink: warning: 1 stream was not reached (its servers did not "
+                            "answer): their rows show no messages, not none stored\n")
+        r = _jetlink(tmp_path, other.url, "consumer", "ls", "OFFR3", "-j")
+        assert consumer in json.loads(r.stdout) and "" not in json.loads(r.stdout), r.stdout
         r = _jetlink(tmp_path, other.url, "consumer", "rm", "OFFR3", consumer, "-f")
         assert (r.returncode, r.stdout) == (0, f"Consumer OFFR3 > {consumer} was deleted\n"), \
             r.stderr
