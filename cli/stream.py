@@ -435,14 +435,19 @@ def _dur(ns: int) -> str:
 
 
 def _replica(peer: dict[str, Any]) -> str:
-    """natscli's replica line: ``n2, current, seen 1ms ago`` (outdated / OFFLINE, and how
-    many operations behind)."""
-    state = "OFFLINE" if peer.get("offline") else ("current" if peer.get("current")
-                                                   else "outdated")
-    text = f"{peer.get('name', '')}, {state}, seen {_dur(int(peer.get('active', 0)))} ago"
-    if peer.get("lag"):
-        text += f", {output.comma(peer['lag'])} operations behind"
-    return text
+    """natscli's stream replica line: ``n2, current, seen 1ms ago``: outdated when not
+    current, then OFFLINE when offline; ``not seen`` for a peer never heard from (an active
+    of 0 or the largest int64); how many operations behind (one: "operation")."""
+    parts = [str(peer.get("name", "")), "current" if peer.get("current") else "outdated"]
+    if peer.get("offline"):
+        parts.append("OFFLINE")
+    active = int(peer.get("active") or 0)
+    parts.append("not seen" if active in (0, 2**63 - 1) or active < 0
+                 else f"seen {_dur(active)} ago")
+    lag = int(peer.get("lag") or 0)
+    if lag > 0:
+        parts.append(f"{output.comma(lag)} operation{'' if lag == 1 else 's'} behind")
+    return ", ".join(parts)
 
 
 def _transform(src: str | None, dest: str) -> str:
@@ -599,7 +604,12 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
     if cluster.get("name"):
         cols.title("Cluster Information")
         cols.row("Name", cluster["name"])
-        cols.row("Leader", cluster.get("leader", ""), bool(cluster.get("leader")))
+        cols.row("Cluster Group", cluster.get("raft_group", ""),
+                 bool(cluster.get("raft_group")))
+        leader, since = cluster.get("leader", ""), output.rfc3339_ns(cluster.get("leader_since"))
+        if since:
+            leader += f" ({output.since(max(common.now_of(doc) - since, 0))})"
+        cols.row("Leader", leader)  # (empty while it has none: said, as natscli does)
         for peer in cluster.get("replicas") or []:  # a live cluster's other peers (natscli)
             cols.row("Replica", _replica(peer))
     if doc.get("mirror"):

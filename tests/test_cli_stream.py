@@ -1347,3 +1347,20 @@ def test_add_validate_and_output_check_the_config_and_create_nothing(jl):
     assert not missing.exists()
     ok(jl("stream", "add", "--config", str(out)))
     assert doc(jl("stream", "ls", "-j")) == ["S"]
+
+
+@pytest.mark.parametrize(("peer", "line"), [
+    ({"name": "n1", "current": True, "active": 1_000_000}, "n1, current, seen 1ms ago"),
+    ({"name": "n1", "current": False, "active": 1_000_000, "lag": 1},
+     "n1, outdated, seen 1ms ago, 1 operation behind"),
+    ({"name": "n0", "current": False, "offline": True, "active": 0, "lag": 5},
+     "n0, outdated, OFFLINE, not seen, 5 operations behind"),
+    ({"name": "n2", "current": True, "offline": True, "active": 2**63 - 1},
+     "n2, current, OFFLINE, not seen"),
+])
+def test_a_streams_replica_line_is_natscli_s(peer, line):
+    """natscli's stream info replica row: current or outdated, then OFFLINE, "not seen" for
+    a peer never heard from, and "operation" for one behind."""
+    from jetlink.cli.stream import _replica
+
+    assert _replica(peer) == line

@@ -339,8 +339,13 @@ def test_r3_stream_on_a_cluster(live_cluster):
     assert "Cluster Information" in text and "Name: C3" in text
     import re
 
-    replicas = re.findall(r"Replica: (n\d), (current|outdated|OFFLINE), seen ", text)
+    replicas = re.findall(r"Replica: (n\d), (current|outdated), (seen .* ago|not seen)",
+                          text)
     assert len(replicas) == 2, text
+    # natscli's: the RAFT group ("Cluster Group" for a stream) and the leader since when
+    raft = info["cluster"]["raft_group"]
+    assert f"Cluster Group: {raft}\n" in text, text
+    assert re.search(rf"Leader: {info['cluster']['leader']} \(\S+\)\n", text), text
     # a consumer of it: natscli's Cluster Information too (its RAFT group and leader)
     ok(jl(live_cluster.url, "consumer", "add", "R3", "C", "--pull", "--defaults"))
     cons = doc(jl(live_cluster.url, "consumer", "info", "R3", "C", "-j"))["cluster"]
