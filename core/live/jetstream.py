@@ -150,6 +150,11 @@ class LiveJetStream(LiveConsumers):
                     except JetlinkError:
                         names = []
                     raise not_found(err, name, names) from None
+                # "stream / consumer is offline": which one (its servers do not answer)
+                if err.err_code == 10118 and parts[0] == "STREAM":
+                    err.detail = parts[2]
+                elif err.err_code == 10119 and parts[0] == "CONSUMER" and len(parts) >= 4:
+                    err.detail = f"{parts[-2]} > {parts[-1]}"
             raise
 
     def close(self) -> None:

@@ -94,7 +94,7 @@ def _ts(text: Any) -> int:
 
 # Config refusals only the server can make, and the field each is about (the engine makes
 # them too, naming the field: core/config/validate.py ``explain`` gives both the detail).
-_FIELD_OF_CODE = {10074: "num_replicas", 10058: "name"}
+_FIELD_OF_CODE = {10074: "num_replicas", 10058: "name", 10126: "num_replicas"}
 
 
 def name_the_field(err: ApiError, cfg: Any) -> ApiError:

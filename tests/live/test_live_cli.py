@@ -346,6 +346,11 @@ def test_r3_stream_on_a_cluster(live_cluster):
     raft = info["cluster"]["raft_group"]
     assert f"Cluster Group: {raft}\n" in text, text
     assert re.search(rf"Leader: {info['cluster']['leader']} \(\S+\)\n", text), text
+    # a consumer of more replicas than its stream: the server's refusal, the value named
+    r = jl(live_cluster.url, "consumer", "add", "R3", "C5", "--pull", "--defaults",
+           "--replicas", "5")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: consumer config replica count "
+                                          "exceeds parent stream (10126): num_replicas = 5\n")
     # a consumer of it: natscli's Cluster Information too (its RAFT group and leader)
     ok(jl(live_cluster.url, "consumer", "add", "R3", "C", "--pull", "--defaults"))
     cons = doc(jl(live_cluster.url, "consumer", "info", "R3", "C", "-j"))["cluster"]

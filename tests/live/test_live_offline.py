@@ -61,6 +61,13 @@ def test_an_offline_stream_and_consumer_are_removed_with_force(live_cluster, tmp
             "error", {}).get("err_code") == 10118, message=f"{stream} offline")
         wait_until(lambda: live_cluster.api(f"CONSUMER.INFO.OFFR3.{consumer}").get(
             "error", {}).get("err_code") == 10119, message=f"{consumer} offline")
+        # its info: the server's refusal, naming it
+        r = _jetlink(tmp_path, other.url, "stream", "info", stream)
+        assert (r.returncode, r.stderr) == (
+            1, f"jetlink: error: stream is offline (10118): {stream}\n")
+        r = _jetlink(tmp_path, other.url, "consumer", "info", "OFFR3", consumer)
+        assert (r.returncode, r.stderr) == (
+            1, f"jetlink: error: consumer is offline (10119): OFFR3 > {consumer}\n")
         # listed, its row without state, and named as not reached (natscli's
         # "Inaccessible Streams"), not shown as a stream that stores nothing
         r = _jetlink(tmp_path, other.url, "stream", "ls")
