@@ -93,8 +93,12 @@ ConfigOption = Annotated[
 def load_config_file(path: Path) -> "StreamConfig":
     """A StreamConfig from a JSON file holding a StreamConfig or a StreamInfo."""
     from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.errors import JetlinkError
 
-    return StreamConfig.from_any(read_json_file(path))
+    doc = read_json_file(path)
+    if not isinstance(doc, dict):  # (as consumer add --config says it)
+        raise JetlinkError(f"{path}: expected a JSON object (a StreamConfig or StreamInfo)")
+    return StreamConfig.from_any(doc)
 
 
 def config_of(info: Any) -> "StreamConfig":

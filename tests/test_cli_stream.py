@@ -1364,3 +1364,11 @@ def test_a_streams_replica_line_is_natscli_s(peer, line):
     from jetlink.cli.stream import _replica
 
     assert _replica(peer) == line
+
+
+def test_a_config_file_that_is_no_object_is_said_as_consumer_add_says_it(jl, tmp_path):
+    arr = tmp_path / "arr.json"
+    arr.write_text("[]")
+    r = jl("stream", "add", "--config", str(arr))
+    assert (r.exit_code, r.stderr) == (
+        1, f"jetlink: error: {arr}: expected a JSON object (a StreamConfig or StreamInfo)\n")
