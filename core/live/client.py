@@ -474,6 +474,11 @@ class LiveConnection:
         except LiveError as err:
             if "no responders" in err.description:
                 raise self.no_jetstream(prefix) from None
+            if " timed out after " in err.description and not err.detail:
+                # a clustered JetStream answers its API through its meta leader: while too
+                # few of its servers are up, or one is being elected, there is none
+                err.detail = ("JetStream did not answer: a cluster has no meta leader while "
+                              "too few of its servers are up or one is being elected")
             raise
         del ne
         return parse_api(msg.data)

@@ -683,3 +683,26 @@ def test_an_aggregate_of_a_bucket_not_there_is_created_with_a_warning(live):
     assert res.stderr.endswith(": the server accepts this, the stream waits for its "
                                "origin\n"), res.stderr
     ok(jl(live.url, "kv", "rm", "AGG_NOPE", "-f"))
+
+
+def test_an_api_that_does_not_answer_says_what_that_can_mean(live):
+    """An API request that meets a subscriber but no answer (a JetStream cluster without its
+    meta leader answers so): the timeout, and what it can mean."""
+    c = live.client()
+
+    async def silent():  # listens on the prefix, answers nothing
+        return await c.nc.subscribe("$SILENT.API.>")
+
+    sub = c._run(silent())
+    try:
+        r = jl(live.url, "--js-api-prefix", "$SILENT.API", "--timeout", "300ms", "stream",
+               "ls")
+        assert r.exit_code == 1
+        assert r.stderr.startswith("jetlink: error: STREAM.LIST: timed out after 300ms "), \
+            r.stderr
+        assert r.stderr.endswith(": JetStream did not answer: a cluster has no meta leader "
+                                 "while too few of its servers are up or one is being "
+                                 "elected\n"), r.stderr
+    finally:
+        c._run(sub.unsubscribe())
+
