@@ -1912,5 +1912,53 @@ def reset(
     app.emit(doc, human=lambda a, d: render_info(a, d, state_only=True))
 
 
+# -- a clustered consumer's RAFT group (natscli's consumer cluster) ----------------------------
+
+consumer_cluster_app = typer.Typer(
+    name="cluster",
+    help="Manage a clustered consumer (its RAFT group).\n\nnatscli's consumer cluster "
+    "step-down, on a live JetStream cluster; the embedded engine and a single server have "
+    "no group to manage.",
+    no_args_is_help=True,
+)
+consumer_app.add_typer(consumer_cluster_app, name="cluster")
+
+
+@consumer_cluster_app.command("step-down")
+def cluster_step_down(
+    ctx: typer.Context,
+    stream: StreamArg,
+    name: ConsumerArg,
+    preferred: Annotated[str | None, typer.Option(
+        "--preferred", metavar="SERVER", show_default=False,
+        help="Prefer placing the leader on this server (nats-server 2.11+).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", "-f", help="Step down whatever the current leader (also none).")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Force a new leader election for a consumer.
+
+    natscli's consumer cluster step-down: the consumer's leader stands down, a new one is
+    looked for every half second (up to 2.5 s; none: exit 1), then the consumer is shown.
+    Refused for a consumer that is not clustered. With --json: the ConsumerInfo once the new
+    leader is known.
+    """
+    from jetlink.cli.stream import await_new_leader, clustered_leader
+
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    what = f'consumer "{stream}" > "{name}"'
+    doc = to_doc(js.consumer_info(stream, name))
+    cluster = doc.get("cluster") or None
+    leader = clustered_leader(cluster if cluster and cluster.get("name") else None, what,
+                              force, group_of_replicas=False)
+    output.notice(app, f'Requesting leader step down of "{leader}" in a '
+                       f"{len((cluster or {}).get('replicas') or []) + 1} peer RAFT group")
+    js.consumer_leader_step_down(stream, name, preferred)
+    doc = await_new_leader(app, lambda: to_doc(js.consumer_info(stream, name)), leader, what,
+                           5)
+    app.emit(doc, human=lambda a, d: render_info(a, d))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(consumer_app, name="consumer")

@@ -2007,5 +2007,134 @@ def render_subjects(app: App, stream: str, filter: str, counts: dict[str, int]) 
     )
 
 
+# -- a clustered stream's RAFT group (natscli's stream cluster) ---------------------------------
+
+stream_cluster_app = typer.Typer(
+    name="cluster",
+    help="Manage a clustered stream (its RAFT group).\n\nnatscli's stream cluster verbs, on a "
+    "live JetStream cluster; the embedded engine and a single server have no group to manage "
+    "(the server's 10010, clustering support required).",
+    no_args_is_help=True,
+)
+stream_app.add_typer(stream_cluster_app, name="cluster")
+
+STEP_DOWN_WAITS = 10  # natscli's: a new leader looked for every 0.5 s, 10 times
+STEP_DOWN_EVERY = 0.5
+
+
+def clustered_leader(cluster: dict[str, Any] | None, what: str, force: bool,
+                     group_of_replicas: bool = True) -> str:
+    """The leader of a clustered stream's or consumer's group (``what``: how it is named),
+    natscli's refusals first: not clustered (no replicas), no current leader (unless
+    ``force``: then ``<unknown>``)."""
+    from jetlink.core.errors import JetlinkError
+
+    if not cluster or (group_of_replicas and not cluster.get("replicas")):
+        raise JetlinkError(f"{what} is not clustered")
+    leader = str(cluster.get("leader") or "")
+    if not leader and not force:
+        raise JetlinkError(f"{what} has no current leader (-f/--force steps it down all the "
+                           "same)")
+    return leader or "<unknown>"
+
+
+def await_new_leader(app: App, read: Callable[[], dict[str, Any]], leader: str, what: str,
+                     tries: int) -> dict[str, Any]:
+    """Read the group (``read``: its info document) every half second until its leader is
+    another than ``leader`` (said on stderr, as natscli logs it); the last document read.
+    A leader that did not change in ``tries`` reads is an error (exit 1), as natscli's."""
+    import time
+
+    from jetlink.core.errors import JetlinkError
+
+    start = time.monotonic()
+    doc: dict[str, Any] = {}
+    for _ in range(tries):
+        time.sleep(STEP_DOWN_EVERY)
+        try:
+            doc = read()
+        except JetlinkError as err:
+            output.notice(app, f"Failed to retrieve the state of {what}: {err.description}")
+            continue
+        now = str((doc.get("cluster") or {}).get("leader") or "")
+        if not now:
+            output.notice(app, "No leader elected")
+        elif now != leader:
+            output.notice(app, f'New leader elected "{now}"')
+            return doc
+    raise JetlinkError(f"{what} did not elect a new leader in time (its leader {leader} after "
+                       f"{time.monotonic() - start:.1f}s)")
+
+
+@stream_cluster_app.command("step-down")
+def cluster_step_down(
+    ctx: typer.Context,
+    name: StreamArg,
+    preferred: Annotated[str | None, typer.Option(
+        "--preferred", metavar="SERVER", show_default=False,
+        help="Prefer placing the leader on this server (nats-server 2.11+).")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", "-f", help="Step down whatever the current leader (also none).")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Force a new leader election for a stream.
+
+    natscli's stream cluster step-down: the stream's leader stands down, a new one is
+    looked for every half second (up to 5 s; none: exit 1), then the stream is shown.
+    Refused for a stream that is not clustered (no replicas). With --json: the StreamInfo
+    once the new leader is known.
+    """
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    what = f'stream "{name}"'
+    doc = to_doc(js.stream_info(name))
+    cluster = doc.get("cluster") or {}
+    leader = clustered_leader(cluster, what, force)
+    output.notice(app, f'Requesting leader step down of "{leader}" for stream "{name}" in a '
+                       f"{len(cluster.get('replicas') or []) + 1} peer cluster group")
+    js.stream_leader_step_down(name, preferred)
+    doc = await_new_leader(app, lambda: to_doc(js.stream_info(name)), leader, what,
+                           STEP_DOWN_WAITS)
+    app.emit(doc, human=lambda a, d: render_info(a, d))
+
+
+@stream_cluster_app.command("peer-remove")
+def cluster_peer_remove(
+    ctx: typer.Context,
+    name: StreamArg,
+    peer: Annotated[str, typer.Argument(metavar="PEER", help="The server to remove from the "
+                                        "stream's group.", show_default=False)],
+    force: Annotated[bool, typer.Option(
+        "--force", "-f", help="Remove the only peer of the stream too (its data is lost).")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove a server from a stream's RAFT group.
+
+    natscli's stream cluster peer-remove: the meta leader places the replica on another
+    server (the stream keeps its replica count). Refused for a stream that is not clustered,
+    a PEER that is not in its group (the server's 10040), and the only peer without -f. With
+    --json: {"success": true}.
+    """
+    from jetlink.core.errors import JetlinkError
+
+    app = App.of(ctx)
+    js = open_jetstream(app)
+    doc = to_doc(js.stream_info(name))
+    cluster = doc.get("cluster") or {}
+    if not cluster.get("name"):
+        raise JetlinkError(f'stream "{name}" is not clustered')
+    peers = [cluster.get("leader") or "", *(r.get("name", "") for r in
+                                            cluster.get("replicas") or [])]
+    if len([p for p in peers if p]) <= 1 and not force:
+        raise JetlinkError("removing the only peer of a stream loses its data: -f/--force to "
+                           "remove it all the same")
+    output.notice(app, f'Removing peer "{peer}"')
+    js.stream_peer_remove(name, peer)
+    output.notice(app, f'Requested removal of peer "{peer}"')
+    if app.json:
+        output.print_json({"success": True})
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(stream_app, name="stream")

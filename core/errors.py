@@ -87,6 +87,7 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "StreamCreate": (500, 10049, "{err}"),
     "StreamNameExist": (400, 10058, "stream name already in use with a different configuration"),
     "StreamNotFound": (404, 10059, "stream not found"),
+    "ClusterRequired": (503, 10010, "JetStream clustering support required"),
     "StreamMismatch": (400, 10056, "stream name in subject does not match request"),
     "StreamSubjectOverlap": (400, 10065, "subjects overlap with an existing stream"),
     "ReplicasCountCannotBeNegative": (400, 10133, "replicas count cannot be negative"),

@@ -378,6 +378,19 @@ class JetStream:
             return Listing(self._info(conn, catalog.by_name[n], now, answer="list")
                            for n in self._names(catalog, subject))
 
+    # --- a clustered stream's or consumer's RAFT group: none here ---------------------------
+    # A single server answers these with JSClusterRequiredErr (jetstream_api.go
+    # jsStreamLeaderStepDownRequest, jsStreamRemovePeerRequest): so does the engine.
+    def stream_leader_step_down(self, name: str, preferred: str | None = None) -> None:
+        raise nats_error("ClusterRequired")
+
+    def consumer_leader_step_down(self, stream: str, consumer: str,
+                                  preferred: str | None = None) -> None:
+        raise nats_error("ClusterRequired")
+
+    def stream_peer_remove(self, name: str, peer: str) -> None:
+        raise nats_error("ClusterRequired")
+
     def stream_names(self, subject: str | None = None) -> list[str]:
         with self.read() as (_conn, catalog):
             return self._names(catalog, subject)

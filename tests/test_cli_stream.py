@@ -1372,3 +1372,15 @@ def test_a_config_file_that_is_no_object_is_said_as_consumer_add_says_it(jl, tmp
     r = jl("stream", "add", "--config", str(arr))
     assert (r.exit_code, r.stderr) == (
         1, f"jetlink: error: {arr}: expected a JSON object (a StreamConfig or StreamInfo)\n")
+
+
+def test_cluster_verbs_on_the_engine_say_there_is_no_group(jl):
+    """natscli's stream / consumer cluster verbs manage a RAFT group: the engine has none,
+    and says so as natscli does for a stream that is not clustered (exit 1)."""
+    assert jl("stream", "add", "S", "--subjects", "s.>", "--defaults").exit_code == 0
+    assert jl("consumer", "add", "S", "C", "--pull", "--defaults").exit_code == 0
+    for args, what in ((("stream", "cluster", "step-down", "S"), 'stream "S"'),
+                       (("stream", "cluster", "peer-remove", "S", "n1"), 'stream "S"'),
+                       (("consumer", "cluster", "step-down", "S", "C"), 'consumer "S" > "C"')):
+        r = jl(*args)
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {what} is not clustered\n")

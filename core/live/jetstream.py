@@ -253,6 +253,24 @@ class LiveJetStream(LiveConsumers):
     def stream_names(self, subject: str | None = None) -> list[str]:
         return sorted(self._paged("STREAM.NAMES", "streams", subject))
 
+    # --- a clustered stream's or consumer's RAFT group ----------------------------------
+    def stream_leader_step_down(self, name: str, preferred: str | None = None) -> None:
+        """``STREAM.LEADER.STEPDOWN``: the stream's leader stands down (``preferred``: the
+        server its successor should be, 2.11's placement hint)."""
+        body = {"placement": {"preferred": preferred}} if preferred else None
+        self.api(f"STREAM.LEADER.STEPDOWN.{_name(name)}", body)
+
+    def consumer_leader_step_down(self, stream: str, consumer: str,
+                                  preferred: str | None = None) -> None:
+        """``CONSUMER.LEADER.STEPDOWN``: the consumer's leader stands down."""
+        body = {"placement": {"preferred": preferred}} if preferred else None
+        self.api(f"CONSUMER.LEADER.STEPDOWN.{_name(stream)}.{_name(consumer)}", body)
+
+    def stream_peer_remove(self, name: str, peer: str) -> None:
+        """``STREAM.PEER.REMOVE``: ``peer`` (a server name) leaves the stream's group (the
+        meta leader places the replica elsewhere)."""
+        self.api(f"STREAM.PEER.REMOVE.{_name(name)}", {"peer": peer})
+
     def stream_configs(self) -> list[StreamConfig]:
         return [i.config for i in self.streams()]  # the server lists configs with states
 

@@ -706,3 +706,41 @@ def test_an_api_that_does_not_answer_says_what_that_can_mean(live):
     finally:
         c._run(sub.unsubscribe())
 
+
+
+def test_cluster_step_down_and_peer_remove(live_cluster):
+    """natscli's stream cluster step-down / peer-remove and consumer cluster step-down: the
+    leader stands down and another is elected (said on stderr), the stream or consumer
+    shown; a peer leaves an R2 stream's group and the third server takes its place."""
+    url = live_cluster.url
+    ok(jl(url, "stream", "add", "SD3", "--subjects", "sd3.>", "--replicas", "3",
+          "--defaults"))
+    before = live_cluster.stream_leader("SD3")
+    r = ok(jl(url, "stream", "cluster", "step-down", "SD3", "-j"))
+    after = json.loads(r.stdout)["cluster"]["leader"]
+    assert after and after != before
+    assert r.stderr.splitlines() == [
+        f'Requesting leader step down of "{before}" for stream "SD3" in a 3 peer cluster '
+        'group', f'New leader elected "{after}"']
+    ok(jl(url, "consumer", "add", "SD3", "C", "--pull", "--defaults"))
+    cons = doc(jl(url, "consumer", "info", "SD3", "C", "-j"))["cluster"]["leader"]
+    r = ok(jl(url, "consumer", "cluster", "step-down", "SD3", "C"))
+    assert r.stderr.startswith(f'Requesting leader step down of "{cons}" in a 3 peer RAFT '
+                               'group\nNew leader elected "'), r.stderr
+    assert "Information for Consumer SD3 > C" in r.stdout
+    # an R2 stream: one of its peers leaves, the third server takes its place
+    ok(jl(url, "stream", "add", "PR2", "--subjects", "pr2.>", "--replicas", "2",
+          "--defaults"))
+    info = doc(jl(url, "stream", "info", "PR2", "-j"))["cluster"]
+    peer = info["replicas"][0]["name"]
+    r = ok(jl(url, "stream", "cluster", "peer-remove", "PR2", peer))
+    assert r.stderr == f'Removing peer "{peer}"\nRequested removal of peer "{peer}"\n'
+
+    def peers() -> set[str]:
+        c = doc(jl(url, "stream", "info", "PR2", "-j"))["cluster"]
+        return {c.get("leader"), *(x["name"] for x in c.get("replicas") or [])}
+
+    wait_until(lambda: peer not in peers() and len(peers() - {None}) == 2,
+               message=lambda: f"PR2 placed without {peer}: {peers()}")
+    r = jl(url, "stream", "cluster", "peer-remove", "PR2", "nobody")
+    assert r.exit_code == 1 and "(10040)" in r.stderr, r.stderr
