@@ -1161,7 +1161,7 @@ def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages:
             num(i.get("num_redelivered", 0)),
             unprocessed,
             num((i.get("ack_floor") or {}).get("stream_seq", 0)),
-            _cluster_cell(i.get("cluster")),
+            output.cluster_cell(i.get("cluster")),
         ])
     output.table(
         app,
@@ -1171,20 +1171,6 @@ def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages:
         title=f"Consumer report for {stream} with {output.comma(len(infos))} consumers",
         no_wrap=("Consumer",),
     )
-
-
-def _cluster_cell(cluster: dict[str, Any] | None) -> str:
-    """natscli's renderCluster: the leader and the replicas, the leader marked ``*``, a
-    replica offline or not current ``!``, sorted; "" for none."""
-    if not cluster:
-        return ""
-    names = []
-    if cluster.get("leader"):
-        names.append(f"{cluster['leader']}*")
-    for peer in cluster.get("replicas") or []:
-        bad = peer.get("offline") or not peer.get("current")
-        names.append(f"{peer.get('name', '')}{'!' if bad else ''}")
-    return ", ".join(sorted(names))
 
 
 @consumer_app.command("info")

@@ -148,6 +148,17 @@ def _storage_fault(exc: BaseException, directory: Any) -> Any:
     return confirmed_in(err, exc, directory)
 
 
+def interrupted_job(exc: BaseException) -> bool:
+    """A Spark failure that follows an interrupt (Ctrl-C): py4j's clean-up of the call the
+    interrupt cut short can fail in its turn (a new gateway connection refused), and that
+    failure is the interrupt, exit 130, not a job that failed (sparkops/session.py
+    ``_interrupt`` counts them)."""
+    if not type(exc).__module__.startswith(("py4j", "pyspark")):
+        return False
+    session = sys.modules.get("jetlink.sparkops.session")
+    return bool(session is not None and getattr(session, "_INTERRUPTED", None))
+
+
 def _spark_fault(exc: BaseException) -> Any:
     """A Spark job that failed in the JVM (py4j / pyspark exceptions: an executor lost, out
     of memory...) as one error line naming the cause and Spark's log; None for anything

@@ -350,6 +350,21 @@ def info_columns(what: str, doc: Mapping[str, Any], *, state_only: bool) -> Colu
     return Columns(f"{word} {what} created {local_time(doc.get('created'))}")
 
 
+def cluster_cell(cluster: Mapping[str, Any] | None) -> str:
+    """natscli's renderCluster (the Replicas cell of stream and consumer reports): the
+    leader and the replicas, the leader marked ``*``, a replica offline or not current
+    ``!``, sorted; "" for none."""
+    if not cluster:
+        return ""
+    names = []
+    if cluster.get("leader"):
+        names.append(f"{cluster['leader']}*")
+    for peer in cluster.get("replicas") or []:
+        bad = peer.get("offline") or not peer.get("current")
+        names.append(f"{peer.get('name', '')}{'!' if bad else ''}")
+    return ", ".join(sorted(names))
+
+
 def server_meta_rows(cols: Columns, metadata: Mapping[str, Any] | None) -> None:
     """natscli's RenderMetaApi: the State section of stream info and consumer info opens
     with the server's ``_nats.*`` metadata, ``Host Version`` and ``Required API Level: R

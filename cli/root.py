@@ -45,7 +45,13 @@ from jetlink.cli.app import (
     ExitCode,
     default_data_dir,
 )
-from jetlink.cli.launch import apply_context, command_error, has_flag, wants_json
+from jetlink.cli.launch import (
+    apply_context,
+    command_error,
+    has_flag,
+    interrupted_job,
+    wants_json,
+)
 from jetlink.cli.options import TIMEOUT, dir_path
 
 
@@ -199,6 +205,8 @@ class JetlinkGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except Exception as exc:  # noqa: BLE001 - sorted below: ours, the storage's, a bug
+            if interrupted_job(exc):
+                raise KeyboardInterrupt from None  # (exit 130, nothing printed)
             app = App.of(ctx)
             err = command_error(exc, app.data_dir, args)
             if err is None:

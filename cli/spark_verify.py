@@ -146,7 +146,7 @@ def register_commands(spark_app: typer.Typer) -> None:
         ignore_time: Annotated[bool, typer.Option(
             "--ignore-time", help="Do not compare the messages' timestamps.")] = False,
         limit: Annotated[int, typer.Option(
-            "--limit", metavar="N", min=0,
+            "--limit", metavar="N", min=0, max=2**31 - 1,  # (Spark's limit takes an Int)
             help="List at most N differences of each kind.")] = 20,
         master: MasterOpt = "local[*]",
         conf: ConfOpt = None,

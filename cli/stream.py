@@ -876,6 +876,10 @@ def _stat(info: dict[str, Any]) -> dict[str, Any]:
         "lost": {"msgs": len(lost.get("msgs") or []), "bytes": lost.get("bytes", 0)},
         "deleted": len(state.get("deleted") or []) or state.get("num_deleted", 0),
         "replicas": cfg.get("num_replicas", 1),
+        # natscli's: the API level the stream needs (_nats.req.level, "0" when none) and
+        # where its replicas are (the Replicas cell: output.cluster_cell)
+        "api_level": str((cfg.get("metadata") or {}).get("_nats.req.level") or "0"),
+        "cluster": info.get("cluster"),
     }
     if info.get("mirror"):
         stat["mirror"] = info["mirror"]
@@ -904,6 +908,7 @@ def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -
             "Bytes",
             "Lost",
             "Deleted",
+            "API Level",
             "Replicas",
         ),
         rows,
@@ -954,7 +959,8 @@ def _stream_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
                 size(s["bytes"]),
                 lost,
                 num(s["deleted"]),
-                str(s["replicas"]),
+                s.get("api_level", "0"),
+                output.cluster_cell(s.get("cluster")) or str(s["replicas"]),
             ]
         )
     return rows

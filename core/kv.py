@@ -972,6 +972,12 @@ def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
     return patterns
 
 
+def _removed_while_watched(bucket: str) -> ApiError:
+    gone = ApiError(404, 10059, "bucket not found", field="bucket")
+    gone.detail = f"{bucket} (removed while watched)"
+    return gone
+
+
 class Watcher:
     """Entries of a bucket as an ordered consumer delivers them (module doc). ``next()``
     returns an :class:`Entry`, :data:`END_OF_INITIAL_DATA` (once), or None when ``timeout``
@@ -994,14 +1000,19 @@ class Watcher:
                 raise bucket_not_found(kv.name) from None
             raise
         initial: list[StoredMsg] = []
-        if revision:  # a start sequence: it decides, whatever else was asked (nats.go)
-            initial = [m for m in kv.js.messages(kv.stream, start_seq=revision)
-                       if m.seq <= self._cursor and self._flt.matches(m.subject)]
-        elif include_history:
-            initial = [m for m in kv.js.messages(kv.stream, start_seq=1)
-                       if m.seq <= self._cursor and self._flt.matches(m.subject)]
-        elif not updates_only:
-            initial = [m for m in kv._last_per_subject(patterns) if m.seq <= self._cursor]
+        try:
+            if revision:  # a start sequence: it decides, whatever else was asked (nats.go)
+                initial = [m for m in kv.js.messages(kv.stream, start_seq=revision)
+                           if m.seq <= self._cursor and self._flt.matches(m.subject)]
+            elif include_history:
+                initial = [m for m in kv.js.messages(kv.stream, start_seq=1)
+                           if m.seq <= self._cursor and self._flt.matches(m.subject)]
+            elif not updates_only:
+                initial = [m for m in kv._last_per_subject(patterns) if m.seq <= self._cursor]
+        except ApiError as err:
+            if err.err_code == 10059:  # removed while its initial data was read
+                raise _removed_while_watched(kv.name) from None
+            raise
         if updates_only:  # done at once (nats.go), even when a revision brings entries
             self._queue.append(END_OF_INITIAL_DATA)
         n = len(initial)
@@ -1012,8 +1023,13 @@ class Watcher:
         # what is stored from now on (the engine polls its store; a live server pushes). A
         # server refuses a consumer's filters that overlap (10138): such keys are watched
         # through the whole bucket's subjects, the entries taken by the keys' filter here.
-        self._tail = kv.js.tail(kv.stream, _distinct_filters(patterns, kv.prefix + ">"),
-                                self._cursor)
+        try:
+            self._tail = kv.js.tail(kv.stream, _distinct_filters(patterns, kv.prefix + ">"),
+                                    self._cursor)
+        except ApiError as err:
+            if err.err_code == 10059:
+                raise _removed_while_watched(kv.name) from None
+            raise
 
     def _offer(self, msg: StoredMsg, delta: int) -> None:
         entry = self._kv._entry(msg, delta, meta_only=self._meta_only)
@@ -1031,9 +1047,7 @@ class Watcher:
                 msg = self._tail.next(left)
             except ApiError as err:
                 if err.err_code == 10059:  # the bucket was removed while watched
-                    gone = ApiError(404, 10059, "bucket not found", field="bucket")
-                    gone.detail = f"{self._kv.name} (removed while watched)"
-                    raise gone from None
+                    raise _removed_while_watched(self._kv.name) from None
                 raise
             if msg is not None:
                 if self._flt.matches(msg.subject):  # (a tail of the whole bucket: overlaps)

@@ -427,9 +427,12 @@ class Runner:
                 self._create_target(js, target, create)
             try:
                 self._write(summary, df, js, target, final_last, pairs, progress)
-            except Exception:
+            except BaseException:  # a failure, or an interrupt (Ctrl-C): no half target
                 if create is not None:
-                    self._drop_target(js, target)
+                    from jetlink.core.interrupts import no_interrupt
+
+                    with no_interrupt():  # (a second Ctrl-C must not cut the removal short)
+                        self._drop_target(js, target)
                 raise
         finally:
             if not known:
@@ -516,8 +519,10 @@ def _job_error(e: BaseException) -> SparkJobError:
 
     if isinstance(e, (J.JobError, LimitError)):
         return SparkJobError(str(e))
-    from .session import failure_text
+    from .session import failure_text, interrupted
 
+    if interrupted():  # py4j's clean-up after an interrupt failed: the interrupt it is
+        raise KeyboardInterrupt from e
     return SparkJobError(failure_text(e))
 
 

@@ -262,6 +262,12 @@ def master_form_error(master: str) -> str | None:
     takes (:data:`MASTER_FORMS`), or None. Asked before a driver starts: Spark itself says
     so only from inside its JVM (a JVM that exits at start, or a URL it cannot parse)."""
     if _LOCAL_MASTER.fullmatch(master):
+        # Spark reads each count as an Int: one larger fails inside the JVM (a
+        # NumberFormatException), so it is refused here
+        counts = [int(n) for n in re.findall(r"[0-9]+", master)]
+        if any(n > 2**31 - 1 for n in counts):
+            return (f"--master {master!r}: a thread or worker count is at most "
+                    f"{2**31 - 1:,} (Spark reads it as an Int)")
         return None
     if master.startswith("spark://"):
         for hp in master[len("spark://"):].split(","):
@@ -470,6 +476,11 @@ class _Py4JInterrupted(logging.Filter):
 
 
 _INTERRUPTED: list[int] = []  # the SIGINTs received since the driver started
+
+
+def interrupted() -> bool:
+    """Whether a SIGINT reached the driver (a job's failure after it is that interrupt)."""
+    return bool(_INTERRUPTED)
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -40,7 +40,10 @@ class _Runner(CliRunner):
 
     def invoke(self, *args: Any, **kwargs: Any) -> Any:
         import signal
+        import threading
 
+        if threading.current_thread() is not threading.main_thread():
+            return super().invoke(*args, **kwargs)  # (signals are the main thread's)
         was = signal.getsignal(signal.SIGINT)
         try:
             return super().invoke(*args, **kwargs)

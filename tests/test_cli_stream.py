@@ -753,6 +753,8 @@ def test_report(jl):
             "lost": {"msgs": 0, "bytes": 0},
             "deleted": 1,
             "replicas": 1,
+            "api_level": "0",
+            "cluster": None,
         }
     ]
     # natscli's -a of the stream commands: taken; the report lists every stream anyway
@@ -768,6 +770,7 @@ def test_report(jl):
         "115 B",
         "0",
         "1",
+        "0",
         "1",
     ]
 

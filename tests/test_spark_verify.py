@@ -220,6 +220,8 @@ def test_refusals(jl, pair, tmp_path):
     assert "NOPE" in res.stdout and json.loads(res.stdout)
     res = jl("spark", "verify", "O", "M", "--limit", "-1")
     assert res.exit_code == 2
+    res = jl("spark", "verify", "O", "M", "--limit", str(2**31))  # (Spark's limit: an Int)
+    assert res.exit_code == 2 and "0<=x<=2147483647" in res.stderr, res.output
 
     copy = _copy(pair, tmp_path, "O")
     meta = tmp_path / "copy-O" / lake.META_FILE
