@@ -405,7 +405,8 @@ def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str |
         return (f"holds an empty file {empty} (0 bytes): no Parquet file (a copy cut "
                 "short?); restore it, or remove it if the dataset is whole without it")
     try:
-        found = set(spark.read.parquet(path).columns)
+        schema = spark.read.parquet(path).schema
+        found = {f.name for f in schema.fields}
     except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: schema unreadable
         if not _has_data_files(spark, path):
             return "holds no Parquet data files"
@@ -419,7 +420,16 @@ def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str |
     if missing:
         return (f"is not a dataset of the lake schema: no {', '.join(missing)} column"
                 f"{'s' if len(missing) > 1 else ''} (jetlink stream export writes one)")
+    # the columns a job reads as numbers (core/lake.py's rule for stream import): another
+    # type fails inside Spark's reader (a SchemaColumnConvertNotSupportedException)
+    for f in schema.fields:
+        if f.name in ("seq", "ts", "partition") and f.dataType.typeName() not in _INTEGRAL:
+            return (f"is not a dataset of the lake schema: column {f.name} is "
+                    f"{f.dataType.simpleString()}, not an integer ({f.name} bigint)")
     return None
+
+
+_INTEGRAL = ("long", "integer", "short", "byte")
 
 
 def write_parquet(df: Any, path: str, meta: dict[str, Any] | None) -> None:

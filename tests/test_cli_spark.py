@@ -372,6 +372,18 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
         f"jetlink: error: parquet:{other} is not a dataset of the lake schema: no seq, ts, "
         "data, subject columns (jetlink stream export writes one)\n"))
     assert "M" not in doc(jl("stream", "ls", "-a", "-j"))
+    # seq of another type than an integer (another tool's): named before a job reads it
+    typed = jl.tmp / "typed"
+    typed.mkdir()
+    table = pq.read_table(next(real.glob("*.parquet")))
+    table = table.set_column(table.schema.get_field_index("seq"), "seq",
+                             pa.array([str(x) for x in table.column("seq").to_pylist()]))
+    pq.write_table(table, typed / "part-0.parquet")
+    shutil.copy(real / "_jetlink.json", typed / "_jetlink.json")
+    r = jl("spark", "mirror", f"parquet:{typed}", "store:M")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: parquet:{typed} is not a dataset of the lake schema: column seq is "
+        "string, not an integer (seq bigint)\n"))
     # a file: a job's origin is a dataset directory (with its metadata); a comparison reads
     # one Parquet file, never a file of something else (refused before a driver starts)
     (jl.tmp / "afile").write_text("hi")
