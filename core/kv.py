@@ -425,8 +425,7 @@ class KV:
             if f.name in ("ttl", "limit_marker_ttl"):
                 shown = [format_duration(x) if x else "none" for x in (a, b)]
             else:
-                shown = [json.dumps(x.to_json() if hasattr(x, "to_json") else x,
-                                    separators=(",", ":"), default=repr) for x in (a, b)]
+                shown = [json.dumps(x, separators=(",", ":"), default=_as_json) for x in (a, b)]
             out.append(f"{f.name} {shown[0]} given, {shown[1]} stored")
         if not out:
             return None
@@ -970,6 +969,11 @@ def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
     if first_overlapping(patterns) is not None:
         return [whole]
     return patterns
+
+
+def _as_json(value: Any) -> Any:
+    """A config value of a bucket (a source, a placement...) as its JSON document."""
+    return value.to_json() if hasattr(value, "to_json") else repr(value)
 
 
 def _removed_while_watched(bucket: str) -> ApiError:

@@ -616,6 +616,7 @@ ERRORS = [
     (("kv", "add", "H", "--republish-source", "x.>"), 2, "jetlink: error: --republish-source and --republish-headers go with --republish-destination"),
     (("kv", "edit", "CFG", "--source", "CFG"), 1, "jetlink: error: bucket CFG is not an aggregate: only an aggregate takes more origins"),
     # a bucket there with other settings: the server's 10058, saying which differ
+    (("kv", "add", "CFG", "--source", "CFG@local"), 1, 'jetlink: error: stream name already in use with a different configuration (10058): bucket CFG: history 1 given, 5 stored; sources [{"name":"KV_CFG","subject_transforms":[{"src":"$KV.CFG.>","dest":"$KV.CFG.>"}],"external":{"api":"$JS.local.API","deliver":""}}] given, [] stored (kv edit changes a bucket\'s settings)'),
     (("kv", "add", "CFG", "--description", "d"), 1, 'jetlink: error: stream name already in use with a different configuration (10058): bucket CFG: description "d" given, "" stored; history 1 given, 5 stored (kv edit changes a bucket\'s settings)'),
     (("kv", "watch", "CFG", "--history", "--updates-only"), 2, "jetlink: error: --history and --updates-only contradict each other: a watcher can not both include history and send only updates"),
     (("kv", "watch", "CFG", "a..b"), 1, 'jetlink: error: nats: invalid key "a..b": a key can not contain an empty token ("..")'),
