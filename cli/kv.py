@@ -525,9 +525,10 @@ def edit(
     Only the flags given change (--metadata replaces the metadata a user set). --source
     ORIGIN[:KEYS][@CLUSTER] (repeatable) adds origins to an aggregate. Shows the bucket's
     status; with --json the KVStatus. An edit that removes stored values (a history below
-    the revisions a key holds, a TTL shorter than the oldest value's age, a bucket size
-    below the bytes stored) asks first on a terminal and, without one, is refused unless
-    -f/--force (exit status 2, nothing changed), as stream edit.
+    the revisions a key holds, a TTL shorter than the oldest value's age) asks first on a
+    terminal and, without one, is refused unless -f/--force (exit status 2, nothing
+    changed), as stream edit. A bucket size at or below the bytes stored removes nothing
+    (a bucket discards new values): it is said, as every put is refused until it has room.
     """
     from jetlink.core.errors import JetlinkError
 
@@ -586,6 +587,11 @@ def edit(
         status = kv.add_aggregate_origin(bucket, kv.resolve_origin(origin))
     assert status is not None
     app.emit(status.to_json(), human=render_status)
+    full = status.config.max_bytes
+    if "max_bytes" in values and 0 < full <= status.bytes:  # (discard new: nothing goes)
+        output.notice(app, f"jetlink: warning: bucket {bucket} holds {status.bytes:,} bytes, "
+                           f"its maximum size {full:,}: every put is refused (maximum bytes "
+                           "exceeded, 10077) until values are deleted or it grows")
     if origins:
         _warn_missing_origins(app, kv, bucket)
 

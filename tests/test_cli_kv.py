@@ -1131,3 +1131,18 @@ def test_promoting_a_filtered_mirror_warns_of_what_it_never_held(jl):
     r = jl("--cluster", "west", "stream", "promote", "OM", "--subjects", "om", "--dry-run")
     assert "mirror OM copied only $KV.CFG.long of KV_CFG: the promoted stream would hold " \
         "none of its other messages" in r.stderr, r.output
+
+
+def test_a_bucket_size_below_what_it_holds_removes_nothing_and_says_it_is_full(jl):
+    """A bucket discards new values: a maximum size at or below its bytes removes nothing
+    (no question asked), and the edit says every put is refused until it has room."""
+    assert jl("kv", "add", "FULL").exit_code == 0
+    assert jl("kv", "put", "FULL", "a", "123456").exit_code == 0
+    r = jl("kv", "edit", "FULL", "--max-bucket-size", "10")
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ("jetlink: warning: bucket FULL holds 46 bytes, its maximum size 10: "
+                        "every put is refused (maximum bytes exceeded, 10077) until values "
+                        "are deleted or it grows\n")
+    assert jl("kv", "get", "FULL", "a").stdout == "123456\n"
+    r = jl("kv", "put", "FULL", "b", "x")
+    assert r.exit_code == 1 and "(10077)" in r.stderr
