@@ -1143,6 +1143,6 @@ def test_a_bucket_size_below_what_it_holds_removes_nothing_and_says_it_is_full(j
     assert r.stderr == ("jetlink: warning: bucket FULL holds 46 bytes, its maximum size 10: "
                         "every put is refused (maximum bytes exceeded, 10077) until values "
                         "are deleted or it grows\n")
-    assert jl("kv", "get", "FULL", "a").stdout == "123456\n"
+    assert jl("kv", "get", "FULL", "a", "--raw").stdout == "123456"
     r = jl("kv", "put", "FULL", "b", "x")
     assert r.exit_code == 1 and "(10077)" in r.stderr
