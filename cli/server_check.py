@@ -46,7 +46,9 @@ check_app = typer.Typer(
     "applies the metadata last, and not a consumer's). Values are read as natscli reads "
     "them (Go's strconv: no blanks around a number), every key present, a flag given for it "
     "or not; io.nats.monitor.enabled must be a boolean; a value that does not read makes the "
-    "check CRITICAL.",
+    "check CRITICAL. The checks of JetStream's objects are here (stream, consumer, kv); "
+    "natscli's checks of a server itself (connection, server, jetstream, meta, message, "
+    "request, credential) are not.",
     no_args_is_help=True,
 )
 server_app.add_typer(check_app)
