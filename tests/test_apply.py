@@ -1342,3 +1342,15 @@ def test_applying_a_kv_mirror_a_failover_promoted_names_its_origin(jl, tmp_path)
     [p] = [p for p in doc(r)["plan"]["problems"] if p["object"] == "kv_mirror CONFIG"]
     assert p["field"] == "origin_bucket", p
     assert "was promoted by a failover" in p["description"]
+
+
+def test_an_update_refused_for_an_overlap_names_the_subject_and_the_stream(jl, tmp_path):
+    one = write(tmp_path, '[streams.A]\nsubjects = ["a"]\n[streams.B]\nsubjects = ["b"]\n',
+                "one.toml")
+    ok(jl("apply", one))
+    swapped = write(tmp_path, '[streams.A]\nsubjects = ["b"]\n[streams.B]\nsubjects = ["a"]\n',
+                    "swapped.toml")
+    r = jl("apply", swapped, "--dry-run")
+    assert r.exit_code == 3
+    assert ('stream A: subjects: stream A in cluster local can not be updated: subjects '
+            'overlap with an existing stream (10065): "b" overlaps "b" of stream B') in r.stdout

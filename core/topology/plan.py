@@ -286,7 +286,8 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                         _object_field(change, getattr(err, "field", None), stored),
                         getattr(err, "err_code", 0),
                         f"{change.label} can not be updated: {err.description}"
-                        + _promoted_hint(stored, change.config))
+                        + _promoted_hint(stored, change.config),
+                        getattr(err, "detail", None))
             if not any((q.file, q.object, q.field, q.err_code) ==
                        (p.file, p.object, p.field, p.err_code) for q in problems):
                 problems.append(p)  # (the file's own check named it already: once)
