@@ -54,8 +54,16 @@ def _cell(value: Any) -> str:
 
 
 def group_table(info: GroupInfo) -> list[str]:
-    """kafka-consumer-groups --describe's offsets table (its column widths)."""
-    rows = info.offsets
+    """kafka-consumer-groups --describe's offsets table (its column widths); a member with
+    no partition assigned (its topic deleted, more members than partitions) gets a row of
+    its own with "-" for the topic and the offsets, as ConsumerGroupCommand's
+    rowsWithoutPartitionAssignments."""
+    from jetlink.core.kafka.topic_types import GroupOffset
+
+    rows = list(info.offsets)
+    shown = {o.member for o in rows}
+    rows += [GroupOffset(MISSING, None, None, None, None, m.member, m.client_id, m.host)
+             for m in info.members if not m.assignment and m.member not in shown]
     gw = max([15, len(info.group)])
     tw = max([15, *(len(o.topic) for o in rows)])
     cw = max([15, *(len(_cell(o.member)) for o in rows)])
@@ -69,8 +77,9 @@ def group_table(info: GroupInfo) -> list[str]:
     out = ["", fmt("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
                    "CONSUMER-ID", "HOST", "CLIENT-ID")]
     for o in rows:
-        out.append(fmt(info.group, o.topic, o.partition, _cell(o.committed), _cell(o.log_end),
-                       _cell(o.lag), _cell(o.member), _cell(o.host), _cell(o.client_id)))
+        out.append(fmt(info.group, o.topic, _cell(o.partition), _cell(o.committed),
+                       _cell(o.log_end), _cell(o.lag), _cell(o.member), _cell(o.host),
+                       _cell(o.client_id)))
     return out
 
 

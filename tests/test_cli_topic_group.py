@@ -393,6 +393,17 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
     assert (r.exit_code, r.stderr) == (
         1, "jetlink: error: Assignments can only be reset if the group 'billing' is inactive, "
         "but the current state is Stable. (NON_EMPTY_GROUP 68)\n")
+    # more members than partitions: the member with none gets its row of "-", as
+    # ConsumerGroupCommand's rowsWithoutPartitionAssignments
+    engine.join("billing", "consumer-2", ["orders"], client_id="app2")
+    engine.join("billing", "consumer-3", ["orders"], client_id="app3")
+    r = ok(jl("group", "describe", "billing"))
+    idle = [x for x in lines(r) if " - " in x and "consumer-" in x and " orders " not in x]
+    assert len(idle) == 1 and idle[0].split() == [
+        "billing", "-", "-", "-", "-", "-", idle[0].split()[6], "/127.0.0.1",
+        idle[0].split()[8]], lines(r)
+    for m in ("consumer-2", "consumer-3"):
+        engine.leave("billing", m)
     engine.leave("billing", "consumer-1")
     r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--to-offset", "9",
               "--dry-run"))
