@@ -34,6 +34,8 @@ from jetlink.cli.options import (
     DURATION,
     WAIT,
     JsonOption,
+    PreferredOpt,
+    StepDownForceOpt,
     StreamArg,
     config_option,
     force_option,
@@ -1915,11 +1917,8 @@ def cluster_step_down(
     ctx: typer.Context,
     stream: StreamArg,
     name: ConsumerArg,
-    preferred: Annotated[str | None, typer.Option(
-        "--preferred", metavar="SERVER", show_default=False,
-        help="Prefer placing the leader on this server (nats-server 2.11+).")] = None,
-    force: Annotated[bool, typer.Option(
-        "--force", "-f", help="Step down whatever the current leader (also none).")] = False,
+    preferred: PreferredOpt = None,
+    force: StepDownForceOpt = False,
     json_output: JsonOption = False,
 ) -> None:
     """Force a new leader election for a consumer.

@@ -291,3 +291,11 @@ def dir_path(value: str | None, flag: str) -> Path | None:
         raise UsageError(f"invalid value for {flag}: {value!r} is an empty path (give a "
                          "directory, e.g. ./data)", field=flag.lstrip("-").replace("-", "_"))
     return Path(value).expanduser()
+
+
+# the options of both step-downs of a RAFT group (stream and consumer cluster), natscli's
+PreferredOpt = Annotated[str | None, typer.Option(
+    "--preferred", metavar="SERVER", show_default=False,
+    help="Prefer placing the leader on this server (nats-server 2.11+).")]
+StepDownForceOpt = Annotated[bool, typer.Option(
+    "--force", "-f", help="Step down whatever the current leader (also none).")]

@@ -42,6 +42,8 @@ from jetlink.cli.options import (
     DURATION,
     ForceOption,
     JsonOption,
+    PreferredOpt,
+    StepDownForceOpt,
     StreamArg,
     TranslateOption,
     config_option,
@@ -2076,11 +2078,8 @@ def await_new_leader(app: App, read: Callable[[], dict[str, Any]], leader: str, 
 def cluster_step_down(
     ctx: typer.Context,
     name: StreamArg,
-    preferred: Annotated[str | None, typer.Option(
-        "--preferred", metavar="SERVER", show_default=False,
-        help="Prefer placing the leader on this server (nats-server 2.11+).")] = None,
-    force: Annotated[bool, typer.Option(
-        "--force", "-f", help="Step down whatever the current leader (also none).")] = False,
+    preferred: PreferredOpt = None,
+    force: StepDownForceOpt = False,
     json_output: JsonOption = False,
 ) -> None:
     """Force a new leader election for a stream.
