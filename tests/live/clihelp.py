@@ -1,9 +1,25 @@
-"""Small helpers of the live CLI tests: a run that must succeed, and its JSON document."""
+"""Small helpers of the live CLI tests: a run that must succeed, its JSON document, and
+the installed ``jetlink`` run as a process of its own."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
+
+JETLINK = str(Path(sys.executable).with_name("jetlink"))
+
+
+def jetlink_process(tmp_path: Path, url: str, *args: str) -> subprocess.CompletedProcess:
+    """``jetlink -s URL ARGS`` as a process (its own environment under ``tmp_path``): what a
+    signal or a server going away does to a whole command."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "JETLINK_DATA_DIR": str(tmp_path / "data")}
+    return subprocess.run([JETLINK, "-s", url, *args], capture_output=True, text=True,
+                          timeout=600, env=env)
 
 
 def ok(res: Any) -> Any:

@@ -6,23 +6,13 @@ and `consumer rm -f` remove them, as natscli's --force does."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from .clihelp import jetlink_process
 from .servers import wait_until
 
-JETLINK = str(Path(sys.executable).with_name("jetlink"))
-
-
-def _jetlink(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "JETLINK_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run([JETLINK, "-s", url, *args], capture_output=True, text=True,
-                          timeout=600, env=env)
+_jetlink = jetlink_process
 
 
 def _on(live_cluster, victim: str, make, leader_of) -> str:

@@ -6,23 +6,12 @@ with "no stream matches"."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
+from .clihelp import jetlink_process
 from .servers import wait_until
 
-JETLINK = str(Path(sys.executable).with_name("jetlink"))
-
-
-def _jetlink(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "JETLINK_DATA_DIR": str(tmp_path / "data")}
-    return subprocess.run([JETLINK, "-s", url, *args], capture_output=True, text=True,
-                          timeout=600, env=env)
+_jetlink = jetlink_process
 
 
 @pytest.mark.slow
