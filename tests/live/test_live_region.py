@@ -262,8 +262,8 @@ def test_a_region_failover_with_west_up_fences_it_in_the_same_run(region):
     assert c.js_publish("orders.after")["stream"] == "ORD_EAST"
     assert counts(c) == {**before, "ORD": (before["ORD"][0], before["ORD"][1] + 1)}
     again = ok(region("dr", "failover", "--from", "west", "--fence", "-f"))
-    assert again.stdout.startswith("Nothing to do: the region failover of west was done "
-                                   "already"), again.stdout
+    assert again.stdout.startswith("Nothing to fail over: the region failover of west was "
+                                   "done already"), again.stdout
 
 
 def test_a_region_asked_of_a_server_without_mirrors_says_so(region):

@@ -194,7 +194,7 @@ SCRIPT: list[str] = [
 ]
 
 # Masks: (pattern, replacement), applied to human output and to JSON text alike.
-MASKS: list[tuple[re.Pattern[str], str]] = [
+MASKS: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"), "<time>"),
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?( [+-]\d{4} UTC)?"), "<time>"),
     (re.compile(r"\(\d+(\.\d+)?(ns|µs|us|ms|s|m|h)[^)]*\)"), "(<dur>)"),
@@ -206,8 +206,12 @@ MASKS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r'in cluster "local"|on this server \(it has no JetStream domain\)'),
      "in <here>"),
     # the cluster block of info outputs: the engine's cluster name, a server's name
-    (re.compile(r"\n\nCluster Information:\n\n( +Name:.*\n)?( +Raft Group:.*\n)?"
+    (re.compile(r"\n\nCluster Information:\n\n( +Name:.*\n)?( +(Raft|Cluster) Group:.*\n)?"
                 r"( +Leader:.*\n)?( +Replica:.*\n)*"), "\n"),
+    # a stream report's Replicas cell on a cluster (natscli's renderCluster: the leader
+    # marked *, its replicas): the replica count the engine and a single server show
+    (re.compile(r"(?<=│ )(?:[\w-]+!?, )*[\w-]+\*(?:, [\w-]+!?)*(?= *│\n)"),
+     lambda m: "1".ljust(len(m.group()))),
 ]
 
 # JSON keys whose values are volatile (times, leaders, ids): replaced by "<volatile>".
