@@ -260,6 +260,23 @@ def test_origin_down_seen_and_positions_age(world):
     assert nagios(world("dr", "check"), 1).startswith("WARNING dr Warn:BACKUP@east: Origin")
 
 
+def test_a_mirror_never_heard_from_has_no_worst_figure(jl):
+    """A mirror made while its origin was down has no recovery point: the summary's worst
+    figures are left out (not a 0 a dashboard reads as nothing at risk), the text says
+    unknown."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    ok(east(jl, "stream", "add", "BACKUP", "--mirror", "ORDERS@west", "--defaults"))
+    line = nagios(jl("dr", "check"), 2)
+    assert "worst_recovery_point" not in line, line
+    assert "Recovery point unknown: never heard from the origin" in line
+    text = jl("dr", "check", "--format", "text").stdout
+    assert "worst recovery point: unknown" in text, text
+
+
 def test_a_mirror_whose_own_cluster_is_down_is_critical(world):
     """The mirrors' side marked down is a region that is out itself: a failover there is
     refused (the region's plan takes nothing over from a side that is down), so the check

@@ -264,7 +264,8 @@ class Readiness:
             return self._prometheus(namespace)
         if fmt == "text":
             counts = self.counts()
-            worst = worst_summary(self.worst_recovery_point())
+            worst = worst_summary(self.worst_recovery_point(),
+                                  checked=any(m.kind for m in self.mirrors))
             head = (f"{CHECK}: {self.status.value} ({plural(len(self.mirrors), 'mirror')}: "
                     f"{counts['OK']} ok, {counts['WARNING']} warning, "
                     f"{counts['CRITICAL']} critical{'; ' + worst if worst else ''})")

@@ -187,27 +187,29 @@ def topic_recovery_point(m: Any, info: Any, reachable: bool, active_ns: int, now
 # --- the whole ----------------------------------------------------------------------------------
 def worst_recovery_point(points: Iterable[dict[str, Any] | None]) -> list[PerfDataItem]:
     """The summary's perf items over every mirror's ``recovery_point`` facts (None: a name
-    that is no mirror): the worst seconds (``worst_recovery_point_seconds``, when any mirror
-    has a figure) and messages (``worst_recovery_point_messages``, when any mirror was
-    checked)."""
+    that is no mirror): the worst seconds (``worst_recovery_point_seconds``) and messages
+    (``worst_recovery_point_messages``) of the mirrors with a figure; none when no mirror
+    has one."""
     known = [p for p in points if p is not None and "messages" in p]
     out = []
-    seconds = [p["seconds"] for p in known if p.get("seconds") is not None]
-    if seconds:
-        out.append(PerfDataItem(WORST_SECONDS, max(seconds), unit="s",
+    # (a mirror never heard from has no figure: its 0 is no count, left out, not a 0 a
+    # dashboard would read as nothing at risk)
+    figured = [p for p in known if p.get("seconds") is not None]
+    if figured:
+        out.append(PerfDataItem(WORST_SECONDS, max(p["seconds"] for p in figured), unit="s",
                                 help="The worst mirror's recovery point in seconds"))
-    if known:
-        out.append(PerfDataItem(WORST_MESSAGES, max(int(p["messages"]) for p in known),
+        out.append(PerfDataItem(WORST_MESSAGES, max(int(p["messages"]) for p in figured),
                                 help="Messages behind of the mirror furthest behind"))
     return out
 
 
-def worst_summary(items: Iterable[PerfDataItem]) -> str:
-    """The worst recovery point in a line (``worst recovery point: 5s, 2 messages``; the
-    seconds ``unknown`` when no mirror has a figure), or "" when no mirror was checked."""
+def worst_summary(items: Iterable[PerfDataItem], checked: bool = False) -> str:
+    """The worst recovery point in a line (``worst recovery point: 5s, 2 messages``;
+    ``worst recovery point: unknown`` when mirrors were ``checked`` but none has a
+    figure), or "" when no mirror was checked."""
     found = {i.name: i.value for i in items}
     if WORST_MESSAGES not in found:
-        return ""
+        return "worst recovery point: unknown" if checked else ""
     n = int(found[WORST_MESSAGES])
     age = found.get(WORST_SECONDS)
     shown = "unknown" if age is None else ago(round(age * SECOND))
