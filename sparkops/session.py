@@ -330,6 +330,13 @@ def get_session(opts: SparkOptions | None = None) -> Any:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        # this process's context, its session active on another JVM thread than this
+        # thread's gateway connection now has (a connection an interrupt closed is made
+        # again): the same context, never a second one
+        return SparkSession.builder.getOrCreate()
     if under_spark_submit():
         return SparkSession.builder.getOrCreate()
     settings = opts.settings()

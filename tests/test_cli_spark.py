@@ -637,6 +637,12 @@ def test_an_interrupt_ends_a_running_job_without_py4j_tracebacks(spark, caplog):
     assert [(r.pathname, r.getMessage()) for r in caplog.records
             if "py4j" in r.pathname and r.levelno >= logging.WARNING] == []
     assert wait_until(lambda: spark.range(3).count() == 3, message="the gateway answering")
+    # the session not active on the JVM thread of this thread's (new) gateway connection:
+    # the next job takes the same context all the same, never a second one
+    spark._jvm.SparkSession.clearActiveSession()
+    again = session.get_session()
+    assert again.sparkContext is sc
+    spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
 
 
 def test_an_unreachable_cluster_master_is_named_before_spark_starts(jl, tmp_path):
