@@ -661,6 +661,17 @@ def test_a_field_refused_for_its_type_is_not_also_missing(tmp_path):
         ("kv_aggregate G", "origins", 'expected a list of tables, got string "x"')]
 
 
+def test_a_file_that_declares_nothing_is_warned_of(tmp_path):
+    """An empty file (or one of comments only) is more likely a mistake than a topology of
+    nothing: a warning (a problem under --strict), the file still OK."""
+    for text in ("", "# nothing here\n"):
+        (tmp_path / "e.toml").write_text(text)
+        topo = load_files([str(tmp_path / "e.toml")])
+        assert validate_topology(topo) == []
+        assert [w.description for w in topo.warnings] == [
+            "the file declares nothing: no clusters, streams, buckets, topics, links or ACLs"]
+
+
 def test_every_misspelt_key_gets_the_closest_one(tmp_path):
     problems = run(tmp_path, 'verison = 1\n[stream.A]\nsubjects=["a"]\n[clusters.c]\n'
                              'knd="nats"\n[topics.t]\npartitons=3\n')

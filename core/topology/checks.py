@@ -94,7 +94,7 @@ def validate_topology(topo: Topology) -> list[Problem]:
     def add_error(obj: TopologyObject, exc: JetlinkError, *, stream_fields: bool = True) -> None:
         add(obj, _problem_for(obj, exc, stream_fields=stream_fields))
 
-    topo.warnings = []
+    topo.warnings = list(topo.load_warnings)
     _index(topo, add)
     topo.resolve_mirror_sources()
     _check_kafka(topo, add)

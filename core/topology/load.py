@@ -69,6 +69,9 @@ class Topology:
         # what the server accepts but is likely a mistake (a mirror or source whose origin
         # is not there): filled by validate_topology, never a reason to fail
         self.warnings: list[Problem] = []
+        # what loading a file warns of (a file that declares nothing): kept when validation
+        # computes the warnings afresh
+        self.load_warnings: list[Problem] = []
         # read on its own (``jetlink validate`` without --live): an origin in no file may
         # well be in a data directory or on a server, which nothing here read
         self.files_only = False
@@ -162,6 +165,10 @@ class Topology:
         if nested_deeper(doc):
             self._problem(path, None, None, 0, f"invalid {fmt.upper()}: {TOO_DEEP}", fpos)
             return
+        if isinstance(doc, dict) and not doc:  # (an empty file, or one of comments only)
+            self.load_warnings.append(Problem(path, None, None, 0, "the file declares "
+                                              "nothing: no clusters, streams, buckets, "
+                                              "topics, links or ACLs"))
         self.add_document(doc, path, fmt=fmt, _fpos=fpos)
 
     def add_document(
