@@ -401,12 +401,33 @@ def jvm_exit_cause(path: Path | None = None) -> str:
     return "; ".join(dict.fromkeys(picked[-3:]))
 
 
+LOGS_KEPT = 10  # the driver logs of a user kept in $TMPDIR: the newest, this one included
+
+
 def jvm_log_path() -> Path:
     """Where the driver JVM's own console output goes (its startup notices, its errors in
-    full): ``$TMPDIR/jetlink-spark-<uid>.log``, replaced at each start."""
+    full): ``$TMPDIR/jetlink-spark-<uid>-<pid>.log``, one per command (two jobs of one user
+    at once each keep their own; an error names its command's), the user's oldest beyond
+    :data:`LOGS_KEPT` removed when a driver starts (:func:`prune_logs`)."""
     import tempfile
 
-    return Path(tempfile.gettempdir()) / f"jetlink-spark-{os.getuid()}.log"
+    return Path(tempfile.gettempdir()) / f"jetlink-spark-{os.getuid()}-{os.getpid()}.log"
+
+
+def prune_logs(keep: int = LOGS_KEPT) -> None:
+    """The user's driver logs beyond the newest ``keep`` (by time) removed; one that cannot
+    be is left (another user's directory rules, a log just removed by another command)."""
+    mine = jvm_log_path()
+    logs = [p for p in mine.parent.glob(f"jetlink-spark-{os.getuid()}-*.log") if p != mine]
+    try:
+        logs.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return
+    for old in logs[max(keep - 1, 0):]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
 
 
 # A driver out of memory exits (the command then fails with one line): without it, an
@@ -445,6 +466,7 @@ def _start(opts: SparkOptions, settings: dict[str, str]) -> Any:
         # the user's own options last: the JVM takes the last of a repeated flag
         conf.set("spark.driver.extraJavaOptions", " ".join([*java_opts, user_opts]).strip())
     log_path = jvm_log_path()
+    prune_logs()
     _quiet_py4j()
     try:
         gateway = _launch(conf, env, log_path)

@@ -199,3 +199,29 @@ def test_archives_of_other_installations_are_not_kept_forever(tmp_path):
     assert left == [stems[0], stems[2]]  # the current set and the newest other one
     assert len(list(folder.glob(f"{stems[0]}-*"))) == 4
     assert (folder / f"{stems[3]}-driver.jsa.123.tmp").exists()
+
+
+def test_each_command_has_its_driver_log_and_a_user_keeps_the_newest(monkeypatch, tmp_path):
+    """A driver log per command ($TMPDIR/jetlink-spark-<uid>-<pid>.log: two jobs at once do
+    not truncate each other's); the user's oldest beyond LOGS_KEPT removed at a start,
+    another user's left."""
+    import os
+    import tempfile
+
+    from jetlink.sparkops import session
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    uid = os.getuid()
+    mine = session.jvm_log_path()
+    assert mine == tmp_path / f"jetlink-spark-{uid}-{os.getpid()}.log"
+    for i in range(15):  # older commands' logs, the oldest first
+        p = tmp_path / f"jetlink-spark-{uid}-{100000 + i}.log"
+        p.write_text("x")
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+    other = tmp_path / f"jetlink-spark-{uid + 1}-5.log"
+    other.write_text("someone else's")
+    session.prune_logs()
+    left = sorted(p.name for p in tmp_path.glob(f"jetlink-spark-{uid}-*.log"))
+    assert left == [f"jetlink-spark-{uid}-{100000 + i}.log"
+                    for i in range(15 - (session.LOGS_KEPT - 1), 15)]
+    assert other.exists()
