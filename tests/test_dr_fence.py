@@ -228,12 +228,16 @@ def test_an_unreachable_origin_is_named_and_exits_1(returned):
     ok(returned("cluster", "down", "west"))
     r = returned("dr", "fence", "--from", "west", "-f")
     assert r.exit_code == 1
+    hint = ("fenced when it answers (jetlink dr fence --from west, or dr watch "
+            "--fence-on-return)")
     assert r.stdout == (
-        "kv CONFIG@west (failed over to CONFIG@east): unreachable (cluster west is down)\n"
-        "stream ORDERS@west (failed over to ORDERS_EAST@east): unreachable (cluster west is "
-        "down)\n")
-    assert r.stderr == ("jetlink: error: not fenced: CONFIG@west (unreachable: cluster west "
-                        "is down); ORDERS@west (unreachable: cluster west is down)\n")
+        f"kv CONFIG@west (failed over to CONFIG@east): unreachable (cluster west is down: "
+        f"{hint})\n"
+        f"stream ORDERS@west (failed over to ORDERS_EAST@east): unreachable (cluster west is "
+        f"down: {hint})\n")
+    assert r.stderr == (f"jetlink: error: not fenced: CONFIG@west (unreachable: cluster west "
+                        f"is down: {hint}); ORDERS@west (unreachable: cluster west is down: "
+                        f"{hint})\n")
 
 
 @pytest.mark.parametrize(("args", "error"), [

@@ -378,7 +378,8 @@ def _stream_item(p: _Promoted, side: str) -> FenceItem:
                            f"run jetlink {_verb(p.kind)} failback {p.shown} again to finish "
                            "it")
             return item
-        item.detail = facts.error or f"{facts.where} does not answer"
+        item.detail = _when_it_answers(facts.error or f"{facts.where} does not answer",
+                                       item.region)
         return item
     cfg = oinfo.config
     item.subjects_before = list(cfg.subjects)
@@ -436,7 +437,7 @@ def _topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
         return item
     cl = dd.open(region, create_local=False)
     if cl.down:
-        item.detail = f"cluster {region} is down"
+        item.detail = _when_it_answers(f"cluster {region} is down", region)
         return item
     if not AclStore(cl).settings().enabled:
         item.action, item.detail = REFUSED, _TOPIC_REFUSED.format(topic=topic, region=region)
@@ -678,3 +679,10 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
                              "KV bucket or mirror topic there has its old origin in it): "
                              "nothing to fence", field="from")
     return FencePlan(wanted, [s.label for s in sides], items)
+
+
+def _when_it_answers(why: str, region: str) -> str:
+    """An old origin that cannot be fenced now (``why``), and how it will be: the dry run's
+    words and the run's alike."""
+    return (f"{why}: fenced when it answers (jetlink dr fence --from {region}, or dr watch "
+            "--fence-on-return)")

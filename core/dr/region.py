@@ -537,8 +537,8 @@ class RegionPlan:
                              [fence_subject(stream)], TO_FENCE, stream=stream)
             if not origin.get("reachable"):
                 item.action, item.subjects_after = UNREACHABLE, None
-                item.detail = ("does not answer: fenced when it does (jetlink dr fence --from "
-                               f"{o.region}, or dr watch --fence-on-return)")
+                item.detail = ("does not answer: fenced when it answers (jetlink dr fence "
+                               f"--from {o.region}, or dr watch --fence-on-return)")
             items.append(item)
         # the objects failed over already (a run stopped after its objects ended, before
         # its fence): their old origins, as the re-run's fence will find them
