@@ -84,28 +84,29 @@ class Topology:
         self._subject_indexes: dict[str, SubjectIndex] = {}
 
     # ----------------------------------------------------------------- loading
-    def add_file(self, path: str) -> None:
-        """Read one file (any kind) into the topology; problems are collected, not raised."""
-        fpos = len(self.files)
-        self.files.append(path)
+    def _read_text(self, path: str, fpos: int) -> str | None:
+        """The text of file ``path``, or None with its problem said (not found, too large,
+        not UTF-8: the byte named with its line and column). A byte order mark (an
+        editor's, EF BB BF) is read past, as RFC 8259 lets a JSON reader do: it is no
+        character of the document."""
         try:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_INPUT_FILE + 1)
         except FileNotFoundError:
             self._problem(path, None, None, 0, "file not found", fpos)
-            return
+            return None
         except IsADirectoryError:
             self._problem(path, None, None, 0, "is a directory, not a file", fpos)
-            return
+            return None
         except OSError as exc:
             self._problem(path, None, None, 0, f"can not read file: {exc.strerror}", fpos)
-            return
+            return None
         if len(data) > MAX_INPUT_FILE:
             self._problem(path, None, None, 0, f"is larger than {MAX_INPUT_FILE:,} bytes: no "
                           "topology file is that large", fpos)
-            return
+            return None
         try:
-            text = data.decode("utf-8")
+            return data.decode("utf-8").removeprefix("\ufeff")
         except UnicodeDecodeError as exc:
             before = data[:exc.start]
             line = before.count(b"\n") + 1
@@ -113,10 +114,15 @@ class Topology:
             self._problem(path, None, None, 0, f"file is not UTF-8 text: byte "
                           f"0x{data[exc.start]:02x} at line {line}, column {column} (byte "
                           f"{exc.start + 1:,} of the file)", fpos)
+            return None
+
+    def add_file(self, path: str) -> None:
+        """Read one file (any kind) into the topology; problems are collected, not raised."""
+        fpos = len(self.files)
+        self.files.append(path)
+        text = self._read_text(path, fpos)
+        if text is None:
             return
-        # a byte order mark (an editor's, EF BB BF) is read past, as RFC 8259 lets a JSON
-        # reader do: it is no character of the document
-        text = text.removeprefix("\ufeff")
         fmt = _format_of(path, text)
         if fmt == "yaml":  # named YAML: its TOML error would say nothing useful
             self._problem(path, None, None, 0, "YAML is not read: a topology file is TOML, "
