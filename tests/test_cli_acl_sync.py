@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 ALICE = '{"aclFilters":[{"accessFilter":{"principal":"User:alice"}}]}'
 ALICE_READ = {"resource_type": "TOPIC", "resource_name": "orders", "pattern_type": "LITERAL",
@@ -32,6 +32,13 @@ def two(jl, cli_clock):
 def test_a_link_that_may_not_describe_the_source_cluster_syncs_nothing(two, cli_clock):
     ok(two("--cluster", "west", "acls", "rm", "--principal", "User:ANONYMOUS",
            "--kafka-cluster", "-f"))
+    # validated only: the same warning, and no byte of the data directory changed
+    before = data_dir_bytes(two.data)
+    r = ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+               "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json"),
+               "--validate-only"))
+    assert "copies nothing until the source allows it" in r.stderr
+    assert data_dir_bytes(two.data) == before
     r = ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
                "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
     # made all the same (as Confluent's), and said at once, not at its first sync

@@ -14,7 +14,7 @@ import threading
 import time
 
 import pytest
-from helpers import WAIT_TIMEOUT, doc, ok
+from helpers import WAIT_TIMEOUT, data_dir_bytes, doc, ok
 
 from jetlink.core.kv import KV, Watcher
 from jetlink.core.store import DataDir
@@ -1116,8 +1116,10 @@ def test_promoting_a_filtered_mirror_warns_of_what_it_never_held(jl):
     assert jl("--cluster", "west", "kv", "add", "CFG", "--mirror", "CFG@local", "--keys",
               "a.>").exit_code == 0
     assert jl("replicate").exit_code == 0
+    before = data_dir_bytes(jl.data)
     r = jl("--cluster", "west", "kv", "promote", "CFG", "--dry-run")
     assert r.exit_code == 0, r.output
+    assert data_dir_bytes(jl.data) == before
     assert r.stderr == ("jetlink: warning: KV mirror CFG copied only the keys a.> of bucket "
                         "CFG: the promoted bucket would hold none of its other keys (and "
                         "failing back refuses a filtered mirror)\n")

@@ -922,8 +922,10 @@ def test_the_failed_region_damaged_fails_over_as_one_that_does_not_answer(region
     for it to be readable again, saying why."""
     data_dir_bytes(region.data)  # every log folded in: the files alone hold the data
     _damage(region.data / "west.db")
+    before = {p.name: p.read_bytes() for p in region.data.iterdir() if p.is_file()}
     r = ok(east(region, "dr", "failover", "--from", "west", "--dry-run"))
     assert r.stdout.splitlines() == [*PLAN, "Dry run: nothing changed"]
+    assert {p.name: p.read_bytes() for p in region.data.iterdir() if p.is_file()} == before
     d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
     assert d["complete"] is True
     assert sorted((o["name"], o["state"]) for o in d["objects"]) == [
