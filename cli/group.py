@@ -58,16 +58,16 @@ def group_table(info: GroupInfo) -> list[str]:
     no partition assigned (its topic deleted, more members than partitions) gets a row of
     its own with "-" for the topic and the offsets, as ConsumerGroupCommand's
     rowsWithoutPartitionAssignments."""
-    from jetlink.core.kafka.topic_types import GroupOffset
-
-    rows = list(info.offsets)
-    shown = {o.member for o in rows}
-    rows += [GroupOffset(MISSING, None, None, None, None, m.member, m.client_id, m.host)
+    # every row's cells after GROUP: TOPIC, PARTITION, the three offsets, the member's
+    rows = [[o.topic, *map(_cell, (o.partition, o.committed, o.log_end, o.lag, o.member,
+                                   o.host, o.client_id))] for o in info.offsets]
+    shown = {o.member for o in info.offsets}
+    rows += [[MISSING] * 5 + [m.member, m.host, m.client_id]
              for m in info.members if not m.assignment and m.member not in shown]
     gw = max([15, len(info.group)])
-    tw = max([15, *(len(o.topic) for o in rows)])
-    cw = max([15, *(len(_cell(o.member)) for o in rows)])
-    hw = max([15, *(len(_cell(o.host)) for o in rows)])
+    tw = max([15, *(len(r[0]) for r in rows)])
+    cw = max([15, *(len(r[5]) for r in rows)])
+    hw = max([15, *(len(r[6]) for r in rows)])
 
     def fmt(*cols: Any) -> str:
         g, t, p, cur, end, lag, cid, host, client = (str(c) for c in cols)
@@ -76,10 +76,7 @@ def group_table(info: GroupInfo) -> list[str]:
 
     out = ["", fmt("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG",
                    "CONSUMER-ID", "HOST", "CLIENT-ID")]
-    for o in rows:
-        out.append(fmt(info.group, o.topic, _cell(o.partition), _cell(o.committed),
-                       _cell(o.log_end), _cell(o.lag), _cell(o.member), _cell(o.host),
-                       _cell(o.client_id)))
+    out += [fmt(info.group, *r) for r in rows]
     return out
 
 

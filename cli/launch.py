@@ -152,11 +152,11 @@ def interrupted_job(exc: BaseException) -> bool:
     """A Spark failure that follows an interrupt (Ctrl-C): py4j's clean-up of the call the
     interrupt cut short can fail in its turn (a new gateway connection refused), and that
     failure is the interrupt, exit 130, not a job that failed (sparkops/session.py
-    ``_interrupt`` counts them)."""
+    ``interrupted``; looked up only when a Spark job ran: this module never loads it)."""
     if not type(exc).__module__.startswith(("py4j", "pyspark")):
         return False
     session = sys.modules.get("jetlink.sparkops.session")
-    return bool(session is not None and getattr(session, "_INTERRUPTED", None))
+    return session is not None and bool(session.interrupted())
 
 
 def _spark_fault(exc: BaseException) -> Any:

@@ -358,18 +358,25 @@ def value_kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def json_default(value: Any) -> Any:
+    """``json.dumps``' ``default`` for a configuration's values an error shows: an object
+    of the config model its JSON document (``to_json``), a TOML date or time its text
+    (``1979-05-27``), anything else its repr."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return value.isoformat() if hasattr(value, "isoformat") else repr(value)
+
+
 def value_text(value: Any) -> str:
     """A configuration file's value as an error quotes it: JSON text (a TOML date or time
     as written, ``1979-05-27``), clipped (:func:`clip`); never Python's repr."""
     import json
 
-    def plain(v: Any) -> Any:
-        return v.isoformat() if hasattr(v, "isoformat") else repr(v)
-
     if hasattr(value, "isoformat"):
         return value.isoformat()
     try:
-        text = json.dumps(value, ensure_ascii=False, default=plain, separators=(", ", ": "))
+        text = json.dumps(value, ensure_ascii=False, default=json_default,
+                          separators=(", ", ": "))
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return clip(text)

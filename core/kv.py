@@ -88,7 +88,7 @@ from .config.kvnames import (
     validate_key_filter,
 )
 from .config.stream import StreamConfig, StreamSource
-from .errors import ApiError, JetlinkError, not_found
+from .errors import ApiError, JetlinkError, json_default, not_found
 from .jetstream import JetStream
 from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
 from .subjects import SubjectFilter
@@ -425,7 +425,8 @@ class KV:
             if f.name in ("ttl", "limit_marker_ttl"):
                 shown = [format_duration(x) if x else "none" for x in (a, b)]
             else:
-                shown = [json.dumps(x, separators=(",", ":"), default=_as_json) for x in (a, b)]
+                shown = [json.dumps(x, separators=(",", ":"), default=json_default)
+                         for x in (a, b)]
             out.append(f"{f.name} {shown[0]} given, {shown[1]} stored")
         if not out:
             return None
@@ -969,11 +970,6 @@ def _distinct_filters(patterns: list[str], whole: str) -> list[str]:
     if first_overlapping(patterns) is not None:
         return [whole]
     return patterns
-
-
-def _as_json(value: Any) -> Any:
-    """A config value of a bucket (a source, a placement...) as its JSON document."""
-    return value.to_json() if hasattr(value, "to_json") else repr(value)
 
 
 def _removed_while_watched(bucket: str) -> ApiError:

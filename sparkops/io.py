@@ -420,16 +420,20 @@ def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str |
     if missing:
         return (f"is not a dataset of the lake schema: no {', '.join(missing)} column"
                 f"{'s' if len(missing) > 1 else ''} (jetlink stream export writes one)")
-    # the columns a job reads as numbers (core/lake.py's rule for stream import): another
-    # type fails inside Spark's reader (a SchemaColumnConvertNotSupportedException)
+    # the lake schema's integer columns (core/lake.py COLUMNS): another type fails inside
+    # Spark's reader (a SchemaColumnConvertNotSupportedException)
     for f in schema.fields:
-        if f.name in ("seq", "ts", "partition") and f.dataType.typeName() not in _INTEGRAL:
+        want = _INTEGER_COLUMNS.get(f.name)
+        if want is not None and f.dataType.typeName() not in _INTEGRAL:
             return (f"is not a dataset of the lake schema: column {f.name} is "
-                    f"{f.dataType.simpleString()}, not an integer ({f.name} bigint)")
+                    f"{f.dataType.simpleString()}, not an integer ({f.name} {want})")
     return None
 
 
 _INTEGRAL = ("long", "integer", "short", "byte")
+# the lake's integer columns and their types in Spark's words (int64: bigint, int32: int)
+_INTEGER_COLUMNS = {name: {"int64": "bigint", "int32": "int"}[kind]
+                    for name, kind, _null in lake.COLUMNS if kind.startswith("int")}
 
 
 def write_parquet(df: Any, path: str, meta: dict[str, Any] | None) -> None:

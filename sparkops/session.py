@@ -332,12 +332,10 @@ def get_session(opts: SparkOptions | None = None) -> Any:
         return active
     from pyspark import SparkContext
 
-    if SparkContext._active_spark_context is not None:
-        # this process's context, its session active on another JVM thread than this
-        # thread's gateway connection now has (a connection an interrupt closed is made
-        # again): the same context, never a second one
-        return SparkSession.builder.getOrCreate()
-    if under_spark_submit():
+    # this process's context, its session active on another JVM thread than this thread's
+    # gateway connection now has (a connection an interrupt closed is made again): the same
+    # context, never a second one; or spark-submit's
+    if SparkContext._active_spark_context is not None or under_spark_submit():
         return SparkSession.builder.getOrCreate()
     settings = opts.settings()
     if is_local(opts.master) or is_loopback(opts.master):

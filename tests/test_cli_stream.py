@@ -1387,3 +1387,20 @@ def test_cluster_verbs_on_the_engine_say_there_is_no_group(jl):
                        (("consumer", "cluster", "step-down", "S", "C"), 'consumer "S" > "C"')):
         r = jl(*args)
         assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {what} is not clustered\n")
+    # asked all the same, the engine answers as a single server does: 10010
+    from jetlink.core.errors import ApiError
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    dd = DataDir(jl.data)
+    try:
+        js = JetStream(dd.open("local"))
+        for call in (lambda: js.stream_leader_step_down("S"),
+                     lambda: js.consumer_leader_step_down("S", "C"),
+                     lambda: js.stream_peer_remove("S", "n1")):
+            with pytest.raises(ApiError) as err:
+                call()
+            assert (err.value.err_code, err.value.description) == (
+                10010, "JetStream clustering support required")
+    finally:
+        dd.close()

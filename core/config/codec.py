@@ -15,7 +15,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..errors import ApiError, nats_error
+from ..errors import ApiError, json_default, nats_error
 
 T = TypeVar("T")
 
@@ -218,7 +218,7 @@ def _decode_strings(value: Any, struct: str, path: str) -> list[str]:
         if not isinstance(v, str):  # Go names the list; people get the element
             err = _type_error(v, struct, path, "string")
             err.field = f"{path}[{i}]"
-            shown = json.dumps(v, default=str)  # (a TOML date or time: its text)
+            shown = json.dumps(v, default=json_default)  # (a TOML date or time: its text)
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             err.detail = (f"{path.rsplit('.', 1)[-1]}[{i}] is {shown}: "
                           f"{_rule_of(path, '[]string')}")

@@ -378,7 +378,7 @@ def _stream_item(p: _Promoted, side: str) -> FenceItem:
                            f"run jetlink {_verb(p.kind)} failback {p.shown} again to finish "
                            "it")
             return item
-        item.detail = _when_it_answers(facts.error or f"{facts.where} does not answer",
+        item.detail = when_it_answers(facts.error or f"{facts.where} does not answer",
                                        item.region)
         return item
     cfg = oinfo.config
@@ -437,7 +437,7 @@ def _topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
         return item
     cl = dd.open(region, create_local=False)
     if cl.down:
-        item.detail = _when_it_answers(f"cluster {region} is down", region)
+        item.detail = when_it_answers(f"cluster {region} is down", region)
         return item
     if not AclStore(cl).settings().enabled:
         item.action, item.detail = REFUSED, _TOPIC_REFUSED.format(topic=topic, region=region)
@@ -681,8 +681,8 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
     return FencePlan(wanted, [s.label for s in sides], items)
 
 
-def _when_it_answers(why: str, region: str) -> str:
+def when_it_answers(why: str, region: str) -> str:
     """An old origin that cannot be fenced now (``why``), and how it will be: the dry run's
-    words and the run's alike."""
+    words and the run's alike (a region's plan, core/dr/region.py, says it too)."""
     return (f"{why}: fenced when it answers (jetlink dr fence --from {region}, or dr watch "
             "--fence-on-return)")

@@ -51,6 +51,7 @@ from .fence import (
     region_names,
     region_of,
     sides_of,
+    when_it_answers,
 )
 from .positions import is_jetlink_own, key_for, open_own_bucket
 from .rules import _stamp, _was_mirror, one_line
@@ -537,8 +538,7 @@ class RegionPlan:
                              [fence_subject(stream)], TO_FENCE, stream=stream)
             if not origin.get("reachable"):
                 item.action, item.subjects_after = UNREACHABLE, None
-                item.detail = ("does not answer: fenced when it answers (jetlink dr fence "
-                               f"--from {o.region}, or dr watch --fence-on-return)")
+                item.detail = when_it_answers("does not answer", o.region)
             items.append(item)
         # the objects failed over already (a run stopped after its objects ended, before
         # its fence): their old origins, as the re-run's fence will find them

@@ -83,8 +83,6 @@ def create_topic(kafka: TopicStore, name: str, partitions: int = 1,
         return info
 
 
-
-
 def _free_rowid(conn: Any) -> int:
     top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM topics").fetchone()[0]
     if top < MAX_TOPICS:
