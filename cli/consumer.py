@@ -15,7 +15,7 @@ import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -44,6 +44,9 @@ from jetlink.cli.options import (
 )
 from jetlink.cli.output import to_doc
 from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
+
+if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.queries import ConsumerQuery
 
 consumer_app = typer.Typer(
     name="consumer",
@@ -1054,40 +1057,73 @@ def ls(
     )
 
 
+# jsm.go's consumer query criteria: consumer find selects with them, consumer cluster
+# balance too
+PullQ = Annotated[bool, typer.Option("--pull", help="Pull consumers only.")]
+PushQ = Annotated[bool, typer.Option("--push", help="Push consumers only.")]
+BoundQ = Annotated[bool, typer.Option(
+    "--bound", help="Bound push consumers, or pull consumers with waiting pulls.")]
+WaitingQ = Annotated[int, typer.Option(
+    "--waiting", metavar="N", min=INT64_MIN, max=INT64_MAX,
+    help="Consumers with waiting pulls, fewer than N.")]
+AckPendingQ = Annotated[int, typer.Option(
+    "--ack-pending", metavar="N", min=INT64_MIN, max=INT64_MAX,
+    help="Consumers with pending acks, fewer than N.")]
+PendingQ = Annotated[int, typer.Option(
+    "--pending", metavar="N", min=0, max=UINT64_MAX,
+    help="Consumers with unprocessed messages, fewer than N.")]
+IdleQ = Annotated[str | None, typer.Option(
+    "--idle", metavar="DURATION", parser=DURATION, show_default=False,
+    help="Consumers that delivered within this period (jsm.go's rule).")]
+CreatedQ = Annotated[str | None, typer.Option(
+    "--created", metavar="DURATION", parser=DURATION, show_default=False,
+    help="Consumers created at least this long ago.")]
+ReplicasQ = Annotated[int, typer.Option(
+    "--replicas", metavar="REPLICAS", min=0, max=UINT64_MAX,
+    help="Consumers with at most this many replicas (0: any number).")]
+LeaderQ = Annotated[str | None, typer.Option(
+    "--leader", metavar="SERVER", show_default=False,
+    help="Consumers whose leader is this server.")]
+PinnedQ = Annotated[bool, typer.Option(
+    "--pinned", help="pinned_client consumers with a client pinned in every priority "
+    "group.")]
+InvertQ = Annotated[bool, typer.Option(
+    "--invert", help="Invert every check: fewer becomes more, with becomes without.")]
+
+
+def consumer_query(*, pull: bool, push: bool, bound: bool, waiting: int, ack_pending: int,
+                   pending: int, idle: str | None, created: str | None, replicas: int,
+                   leader: str | None, pinned: bool, invert: bool,
+                   api_level: int = 0) -> "ConsumerQuery":
+    """The query the criteria options give (a duration of 0 leaves its criterion out, as
+    natscli's > 0 test)."""
+    from jetlink.core.durations import read_duration
+    from jetlink.core.queries import ConsumerQuery
+
+    return ConsumerQuery(
+        pull=pull, push=push, bound=bound, pinned=pinned, ack_pending=max(ack_pending, 0),
+        waiting=max(waiting, 0), pending=pending,
+        created_ns=(read_duration(created) or None) if created is not None else None,
+        delivered_ns=(read_duration(idle) or None) if idle is not None else None,
+        replicas=replicas, leader=leader or None, api_level=api_level, invert=invert)
+
+
 @consumer_app.command("find")
 def find(
     ctx: typer.Context,
     stream: StreamArg,
-    pull: Annotated[bool, typer.Option("--pull", help="Pull consumers only.")] = False,
-    push: Annotated[bool, typer.Option("--push", help="Push consumers only.")] = False,
-    bound: Annotated[bool, typer.Option(
-        "--bound", help="Bound push consumers, or pull consumers with waiting pulls.")] = False,
-    waiting: Annotated[int, typer.Option(
-        "--waiting", metavar="N", min=INT64_MIN, max=INT64_MAX,
-        help="Consumers with waiting pulls, fewer than N.")] = 0,
-    ack_pending: Annotated[int, typer.Option(
-        "--ack-pending", metavar="N", min=INT64_MIN, max=INT64_MAX,
-        help="Consumers with pending acks, fewer than N.")] = 0,
-    pending: Annotated[int, typer.Option(
-        "--pending", metavar="N", min=0, max=UINT64_MAX,
-        help="Consumers with unprocessed messages, fewer than N.")] = 0,
-    idle: Annotated[str | None, typer.Option(
-        "--idle", metavar="DURATION", parser=DURATION, show_default=False,
-        help="Consumers that delivered within this period (jsm.go's rule).")] = None,
-    created: Annotated[str | None, typer.Option(
-        "--created", metavar="DURATION", parser=DURATION, show_default=False,
-        help="Consumers created at least this long ago.")] = None,
-    replicas: Annotated[int, typer.Option(
-        "--replicas", metavar="REPLICAS", min=0, max=UINT64_MAX,
-        help="Consumers with at most this many replicas (0: any number).")] = 0,
-    leader: Annotated[str | None, typer.Option(
-        "--leader", metavar="SERVER", show_default=False,
-        help="Consumers whose leader is this server.")] = None,
-    pinned: Annotated[bool, typer.Option(
-        "--pinned", help="pinned_client consumers with a client pinned in every priority "
-        "group.")] = False,
-    invert: Annotated[bool, typer.Option(
-        "--invert", help="Invert every check: fewer becomes more, with becomes without.")] = False,
+    pull: PullQ = False,
+    push: PushQ = False,
+    bound: BoundQ = False,
+    waiting: WaitingQ = 0,
+    ack_pending: AckPendingQ = 0,
+    pending: PendingQ = 0,
+    idle: IdleQ = None,
+    created: CreatedQ = None,
+    replicas: ReplicasQ = 0,
+    leader: LeaderQ = None,
+    pinned: PinnedQ = False,
+    invert: InvertQ = False,
     api_level: Annotated[int, typer.Option(
         "--api-level", metavar="LEVEL", min=INT64_MIN, max=INT64_MAX,
         help="Consumers needing at least this JetStream API level.")] = 0,
@@ -1100,17 +1136,13 @@ def find(
     --idle keeps jsm.go's rule, consumers that delivered within the period (natscli's help
     says the opposite). jsm.go's --expression language is not supported.
     """
-    from jetlink.core.durations import read_duration
-    from jetlink.core.queries import ConsumerQuery, query_consumers
+    from jetlink.core.queries import query_consumers
 
     app = App.of(ctx)
-    q = ConsumerQuery(
-        pull=pull, push=push, bound=bound, pinned=pinned, ack_pending=max(ack_pending, 0),
-        waiting=max(waiting, 0), pending=pending,
-        # (a duration of 0 leaves its criterion out, as natscli's > 0 test)
-        created_ns=(read_duration(created) or None) if created is not None else None,
-        delivered_ns=(read_duration(idle) or None) if idle is not None else None,
-        replicas=replicas, leader=leader or None, api_level=api_level, invert=invert)
+    q = consumer_query(pull=pull, push=push, bound=bound, waiting=waiting,
+                       ack_pending=ack_pending, pending=pending, idle=idle, created=created,
+                       replicas=replicas, leader=leader, pinned=pinned, invert=invert,
+                       api_level=api_level)
     found = query_consumers([to_doc(i) for i in open_jetstream(app).consumers(stream)], q,
                             now_ns=now_ns())
     app.emit(sorted(i["name"] for i in found), human=output.lines)
@@ -1121,24 +1153,29 @@ def report(
     ctx: typer.Context,
     stream: StreamArg,
     raw: Annotated[bool, typer.Option("--raw", "-r", help="Show un-formatted numbers.")] = False,
+    leaders: Annotated[bool, typer.Option(
+        "--leaders", "-l", help="Show how many consumer leaders each server holds.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Report statistics of a stream's consumers.
 
     natscli's consumer report: "Consumer report for STREAM with N consumers", a table of
     Consumer, Mode, Ack Policy, Ack Wait, Ack Pending, Redelivered, Unprocessed (and its
-    share of the stream's messages), Ack Floor and Cluster (the leader marked *, a replica
-    behind or offline !). With --json: the list of ConsumerInfo documents.
+    share of the stream's messages), Ack Floor, API Level and Cluster (the leader marked *,
+    a replica behind or offline !); --leaders: the RAFT Leader Report (per server: its
+    cluster, the consumers it leads, their share as stars). With --json: the list of
+    ConsumerInfo documents.
     """
     app = App.of(ctx)
     js = open_jetstream(app)
     messages = int((to_doc(js.stream_info(stream)).get("state") or {}).get("messages", 0))
     infos = sorted((to_doc(i) for i in js.consumers(stream)), key=lambda i: i["name"])
-    app.emit(infos, human=lambda a, d: _render_report(a, stream, d, messages, raw=raw))
+    app.emit(infos, human=lambda a, d: _render_report(a, stream, d, messages, raw=raw,
+                                                       leaders=leaders))
 
 
 def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages: int, *,
-                   raw: bool) -> None:
+                   raw: bool, leaders: bool = False) -> None:
     from jetlink.core.durations import format_duration
 
     num = (lambda n: str(n)) if raw else output.comma
@@ -1163,16 +1200,19 @@ def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages:
             num(i.get("num_redelivered", 0)),
             unprocessed,
             num((i.get("ack_floor") or {}).get("stream_seq", 0)),
+            str((cfg.get("metadata") or {}).get("_nats.req.level") or "0"),
             output.cluster_cell(i.get("cluster")),
         ])
     output.table(
         app,
         ("Consumer", "Mode", "Ack Policy", "Ack Wait", "Ack Pending", "Redelivered",
-         "Unprocessed", "Ack Floor", "Cluster"),
+         "Unprocessed", "Ack Floor", "API Level", "Cluster"),
         rows,
         title=f"Consumer report for {stream} with {output.comma(len(infos))} consumers",
         no_wrap=("Consumer",),
     )
+    if leaders:
+        output.raft_leaders(app, (i.get("cluster") for i in infos), "Consumers")
 
 
 @consumer_app.command("info")
@@ -1943,6 +1983,53 @@ def cluster_step_down(
     doc = await_new_leader(app, lambda: to_doc(js.consumer_info(stream, name)), leader, what,
                            5)
     app.emit(doc, human=lambda a, d: render_info(a, d))
+
+
+@consumer_cluster_app.command("balance")
+def cluster_balance(
+    ctx: typer.Context,
+    stream: StreamArg,
+    pull: PullQ = False,
+    push: PushQ = False,
+    bound: BoundQ = False,
+    waiting: WaitingQ = 0,
+    ack_pending: AckPendingQ = 0,
+    pending: PendingQ = 0,
+    idle: IdleQ = None,
+    created: CreatedQ = None,
+    replicas: ReplicasQ = 0,
+    leader: LeaderQ = None,
+    pinned: PinnedQ = False,
+    invert: InvertQ = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Balance a stream's consumer leaders.
+
+    natscli's consumer cluster balance (jsm.go's balancer): of the stream's consumers the
+    criteria find (consumer find's), each server leading more than its even share of its
+    cluster's steps some down, picked at random, each for a server of the consumer's group
+    below its share (a preferred placement, nats-server 2.11+). Each request is said on
+    stderr, then "Balanced N consumers." With --json: {"balanced": N, "consumers":
+    [names]}. A consumer not clustered (every one on the embedded engine) has no other
+    server to move to.
+    """
+    from jetlink.core.balance import balance, group_of
+    from jetlink.core.queries import query_consumers
+
+    app = App.of(ctx)
+    q = consumer_query(pull=pull, push=push, bound=bound, waiting=waiting,
+                       ack_pending=ack_pending, pending=pending, idle=idle, created=created,
+                       replicas=replicas, leader=leader, pinned=pinned, invert=invert)
+    js = open_jetstream(app)
+    found = query_consumers([to_doc(i) for i in js.consumers(stream)], q, now_ns=now_ns())
+    # (an info without cluster information names no RAFT group: not clustered)
+    moved = balance([group_of(i["name"], i) for i in found if i.get("cluster")],
+                    read=lambda n: group_of(n, to_doc(js.consumer_info(stream, n))),
+                    step_down=lambda n, preferred: js.consumer_leader_step_down(
+                        stream, n, preferred),
+                    log=lambda m: output.notice(app, m), what="consumer")
+    app.emit({"balanced": len(moved), "consumers": moved},
+             human=lambda a, d: output.line(a, f"Balanced {d['balanced']} consumers."))
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime
@@ -217,7 +218,8 @@ def table(
     no_wrap: Iterable[str] = (),
     min_width: Mapping[str, int] | None = None,
 ) -> None:
-    """A table with a header row; cells are plain text (no Rich markup is interpreted).
+    """A table with a header row; cells are plain text (no Rich markup is interpreted); an
+    empty row draws a rule between the rows before and after it.
 
     On a terminal the table fits its width: columns named in ``no_wrap`` keep their values
     on one line, the others wrap (not below ``min_width[column]``).
@@ -234,6 +236,9 @@ def table(
             column, no_wrap=column in keep, overflow="fold", min_width=widths.get(column)
         )
     for row in rows:
+        if not row:  # an empty row: a rule between two sections of the table
+            tbl.add_section()
+            continue
         tbl.add_row(*(Text(c if isinstance(c, str) else format_value(c)) for c in row))
     console = app.out
     if console.is_terminal:
@@ -363,6 +368,36 @@ def cluster_cell(cluster: Mapping[str, Any] | None) -> str:
         bad = peer.get("offline") or not peer.get("current")
         names.append(f"{peer.get('name', '')}{'!' if bad else ''}")
     return ", ".join(sorted(names))
+
+
+def raft_leaders(app: Terminal, clusters: Iterable[Mapping[str, Any] | None],
+                 groups: str) -> None:
+    """natscli's RAFT Leader Report (``report --leaders``): per server leading groups of
+    ``clusters`` (the ``cluster`` of each info document), its cluster, how many it leads
+    (the ``groups`` column) and a star per tenth of its cluster's groups (at least one),
+    by cluster then fewest first, a rule between clusters; nothing when none is led."""
+    leads: dict[tuple[str, str], int] = {}
+    for c in clusters:
+        if c and c.get("leader"):
+            key = (str(c.get("name") or ""), str(c["leader"]))
+            leads[key] = leads.get(key, 0) + 1
+    if not leads:
+        return
+    totals: dict[str, int] = {}
+    for (cluster, _), n in leads.items():
+        totals[cluster] = totals.get(cluster, 0) + n
+    rows: list[Sequence[Any]] = []
+    previous = None
+    for (cluster, server), n in sorted(leads.items(), key=lambda kv: (kv[0][0], kv[1],
+                                                                      kv[0][1])):
+        if previous is not None and cluster != previous:
+            rows.append(())
+        previous = cluster
+        stars = max(1, math.floor(n * 100 / totals[cluster] / 10 + 0.5))  # Go's math.Round
+        rows.append([server, cluster, comma(n), "*" * stars])
+    line(app)
+    table(app, ("Server", "Cluster", groups, "Distribution"), rows,
+          title="RAFT Leader Report")
 
 
 def server_meta_rows(cols: Columns, metadata: Mapping[str, Any] | None) -> None:

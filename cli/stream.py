@@ -68,6 +68,7 @@ from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.queries import StreamQuery
 
 # A stream sequence is a uint64 (the server's, core/numbers.py UINT64_MAX): a number past it
 # is a usage error (exit 2), never sent (nats-server would answer with its JSON decoder's text).
@@ -697,41 +698,75 @@ def ls(
               missing=[n for n in listing.missing if n in names])
 
 
+# jsm.go's stream query criteria: stream find selects with them, stream cluster balance too
+ServerNameQ = Annotated[str | None, typer.Option(
+    "--server-name", metavar="REGEX", show_default=False,
+    help="Streams with a leader or replica on a server the expression matches.")]
+ClusterQ = Annotated[str | None, typer.Option(
+    "--cluster", metavar="REGEX", show_default=False,
+    help="Streams in a cluster the expression matches.")]
+EmptyQ = Annotated[bool, typer.Option("--empty", help="Streams with no messages.")]
+IdleQ = Annotated[str | None, typer.Option(
+    "--idle", metavar="DURATION", parser=DURATION, show_default=False,
+    help="Streams with no new message for longer than this.")]
+CreatedQ = Annotated[str | None, typer.Option(
+    "--created", metavar="DURATION", parser=DURATION, show_default=False,
+    help="Streams created at least this long ago.")]
+ConsumersQ = Annotated[int, typer.Option(
+    "--consumers", metavar="THRESHOLD", min=INT64_MIN, max=INT64_MAX,
+    help="Streams with at most this many consumers (below 0: any number).")]
+SubjectQ = Annotated[str | None, typer.Option(
+    "--subject", metavar="SUBJECT", show_default=False,
+    help="Streams with a subject within this subject or wildcard.")]
+ReplicasQ = Annotated[int, typer.Option(
+    "--replicas", metavar="REPLICAS", min=0, max=UINT64_MAX,
+    help="Streams with at most this many replicas (0: any number).")]
+SourcedQ = Annotated[bool, typer.Option("--sourced", help="Streams with sources.")]
+MirroredQ = Annotated[bool, typer.Option("--mirrored", help="Mirror streams.")]
+LeaderQ = Annotated[str | None, typer.Option(
+    "--leader", metavar="SERVER", show_default=False,
+    help="Streams whose leader is this server.")]
+InvertQ = Annotated[bool, typer.Option(
+    "--invert", help="Invert every check: at least becomes at most, with becomes without.")]
+
+
+def stream_query(*, server_name: str | None, cluster: str | None, empty: bool,
+                 idle: str | None, created: str | None, consumers: int, subject: str | None,
+                 replicas: int, sourced: bool, mirrored: bool, leader: str | None,
+                 invert: bool, api_level: int = 0) -> "StreamQuery":
+    """The query the criteria options give (a duration of 0 leaves its criterion out, as
+    natscli's > 0 test)."""
+    from jetlink.core.durations import read_duration
+    from jetlink.core.queries import StreamQuery, pattern
+
+    return StreamQuery(
+        created_ns=(read_duration(created) or None) if created is not None else None,
+        idle_ns=(read_duration(idle) or None) if idle is not None else None,
+        empty=empty, consumers=consumers if consumers >= 0 else None,
+        cluster=pattern(cluster, field="--cluster") if cluster is not None else None,
+        subject=subject or None,
+        server=pattern(server_name, field="--server-name") if server_name else None,
+        replicas=replicas, sourced=sourced, mirrored=mirrored, leader=leader or None,
+        api_level=api_level, invert=invert)
+
+
 @stream_app.command("find")
 def find(
     ctx: typer.Context,
-    server_name: Annotated[str | None, typer.Option(
-        "--server-name", metavar="REGEX", show_default=False,
-        help="Streams with a leader or replica on a server the expression matches.")] = None,
-    cluster: Annotated[str | None, typer.Option(
-        "--cluster", metavar="REGEX", show_default=False,
-        help="Streams in a cluster the expression matches.")] = None,
-    empty: Annotated[bool, typer.Option("--empty", help="Streams with no messages.")] = False,
-    idle: Annotated[str | None, typer.Option(
-        "--idle", metavar="DURATION", parser=DURATION, show_default=False,
-        help="Streams with no new message for longer than this.")] = None,
-    created: Annotated[str | None, typer.Option(
-        "--created", metavar="DURATION", parser=DURATION, show_default=False,
-        help="Streams created at least this long ago.")] = None,
-    consumers: Annotated[int, typer.Option(
-        "--consumers", metavar="THRESHOLD", min=INT64_MIN, max=INT64_MAX,
-        help="Streams with at most this many consumers (below 0: any number).")] = -1,
-    subject: Annotated[str | None, typer.Option(
-        "--subject", metavar="SUBJECT", show_default=False,
-        help="Streams with a subject within this subject or wildcard.")] = None,
-    replicas: Annotated[int, typer.Option(
-        "--replicas", metavar="REPLICAS", min=0, max=UINT64_MAX,
-        help="Streams with at most this many replicas (0: any number).")] = 0,
-    sourced: Annotated[bool, typer.Option("--sourced", help="Streams with sources.")] = False,
-    mirrored: Annotated[bool, typer.Option("--mirrored", help="Mirror streams.")] = False,
-    leader: Annotated[str | None, typer.Option(
-        "--leader", metavar="SERVER", show_default=False,
-        help="Streams whose leader is this server.")] = None,
+    server_name: ServerNameQ = None,
+    cluster: ClusterQ = None,
+    empty: EmptyQ = False,
+    idle: IdleQ = None,
+    created: CreatedQ = None,
+    consumers: ConsumersQ = -1,
+    subject: SubjectQ = None,
+    replicas: ReplicasQ = 0,
+    sourced: SourcedQ = False,
+    mirrored: MirroredQ = False,
+    leader: LeaderQ = None,
     names: Annotated[bool, typer.Option(
         "--names", "-n", help="Show just the stream names.")] = False,
-    invert: Annotated[bool, typer.Option(
-        "--invert", help="Invert every check: at least becomes at most, with becomes "
-        "without.")] = False,
+    invert: InvertQ = False,
     api_level: Annotated[int, typer.Option(
         "--api-level", metavar="LEVEL", min=INT64_MIN, max=INT64_MAX,
         help="Streams needing at least this JetStream API level (_nats.req.level).")] = 0,
@@ -744,19 +779,13 @@ def find(
     buckets included. Prints natscli's stream ls table; --names the names, one per line;
     --json the list of names. jsm.go's --expression language is not supported.
     """
-    from jetlink.core.durations import read_duration
-    from jetlink.core.queries import StreamQuery, pattern, query_streams
+    from jetlink.core.queries import query_streams
 
     app = App.of(ctx)
-    q = StreamQuery(  # (a duration of 0 leaves its criterion out, as natscli's > 0 test)
-        created_ns=(read_duration(created) or None) if created is not None else None,
-        idle_ns=(read_duration(idle) or None) if idle is not None else None,
-        empty=empty, consumers=consumers if consumers >= 0 else None,
-        cluster=pattern(cluster, field="--cluster") if cluster is not None else None,
-        subject=subject or None,
-        server=pattern(server_name, field="--server-name") if server_name else None,
-        replicas=replicas, sourced=sourced, mirrored=mirrored, leader=leader or None,
-        api_level=api_level, invert=invert)
+    q = stream_query(server_name=server_name, cluster=cluster, empty=empty, idle=idle,
+                     created=created, consumers=consumers, subject=subject, replicas=replicas,
+                     sourced=sourced, mirrored=mirrored, leader=leader, invert=invert,
+                     api_level=api_level)
     js = open_jetstream(app)
     found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
     if names or app.json:
@@ -835,14 +864,22 @@ def report(
         bool, typer.Option("--all", "-a", help="natscli's flag of the stream commands: the "
                            "report lists every stream, the system ones too, with or without it.")
     ] = False,
+    in_cluster: Annotated[str | None, typer.Option(
+        "--cluster", metavar="NAME", show_default=False,
+        help="Limit the report to streams within this cluster (its name).")] = None,
+    leaders: Annotated[bool, typer.Option(
+        "--leaders", "-l", help="Show how many stream leaders each server holds.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Report statistics of every stream.
 
     natscli's Stream Report (Stream, Storage, Placement, Consumers, Messages, Bytes, Lost,
-    Deleted, Replicas), sorted by bytes unless a sort flag is given, then the Replication
-    Report of mirrors and sources. With --json: a list of {stream, storage, placement,
-    consumers, messages, bytes, lost: {msgs, bytes}, deleted, replicas, mirror?, sources?}.
+    Deleted, API Level, Replicas), sorted by bytes unless a sort flag is given, then the
+    Replication Report of mirrors and sources; --leaders: the RAFT Leader Report (per
+    server: its cluster, the streams it leads, their share as stars). --cluster keeps the
+    streams of that cluster and those with no cluster information, as natscli's. With
+    --json: a list of {stream, storage, placement, consumers, messages, bytes, lost:
+    {msgs, bytes}, deleted, api_level, replicas, cluster, mirror?, sources?}.
     """
     app = App.of(ctx)
     js = open_jetstream(app)
@@ -850,6 +887,9 @@ def report(
     if subject:
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
+    if in_cluster:  # natscli's reportLimitCluster: a stream with no cluster information stays
+        infos = [i for i in infos if not isinstance(i.get("cluster"), dict)
+                 or i["cluster"].get("name", "") == in_cluster]
     stats = [_stat(i) for i in infos]
     if sort_consumers:
         key = "consumers"
@@ -862,7 +902,7 @@ def report(
     else:
         key = "bytes"
     stats.sort(key=lambda s: (s[key], s["stream"]))
-    app.emit(stats, human=lambda a, d: render_report(a, d, raw=raw))
+    app.emit(stats, human=lambda a, d: render_report(a, d, raw=raw, leaders=leaders))
 
 
 def _stat(info: dict[str, Any]) -> dict[str, Any]:
@@ -890,9 +930,11 @@ def _stat(info: dict[str, Any]) -> dict[str, Any]:
     return stat
 
 
-def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -> None:
+def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False,
+                  leaders: bool = False) -> None:
     """natscli's stream report: the Stream Report table, then the Replication Report of the
-    mirrors and sources (when any); ``raw``: numbers and durations unformatted."""
+    mirrors and sources (when any), then with ``leaders`` the RAFT Leader Report; ``raw``:
+    numbers and durations unformatted."""
     if not stats:
         output.line(app, "No Streams defined")
         return
@@ -935,6 +977,8 @@ def render_report(app: App, stats: list[dict[str, Any]], *, raw: bool = False) -
             replication,
             title="Replication Report",
         )
+    if leaders:
+        output.raft_leaders(app, (s.get("cluster") for s in stats), "Streams")
 
 
 def _stream_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
@@ -2139,6 +2183,50 @@ def cluster_peer_remove(
     output.notice(app, f'Requested removal of peer "{peer}"')
     if app.json:
         output.print_json({"success": True})
+
+
+@stream_cluster_app.command("balance")
+def cluster_balance(
+    ctx: typer.Context,
+    server_name: ServerNameQ = None,
+    cluster: ClusterQ = None,
+    empty: EmptyQ = False,
+    idle: IdleQ = None,
+    created: CreatedQ = None,
+    consumers: ConsumersQ = -1,
+    subject: SubjectQ = None,
+    replicas: ReplicasQ = 0,
+    sourced: SourcedQ = False,
+    mirrored: MirroredQ = False,
+    leader: LeaderQ = None,
+    invert: InvertQ = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Balance stream leaders over their servers.
+
+    natscli's stream cluster balance (jsm.go's balancer): of the streams the criteria find
+    (stream find's), each server leading more than its even share of its cluster's steps
+    some down, picked at random, each for a server of the stream's group below its share
+    (a preferred placement, nats-server 2.11+). Each request is said on stderr, then
+    "Balanced N streams." With --json: {"balanced": N, "streams": [names]}. A stream not
+    clustered (every one on the embedded engine) has no other server to move to.
+    """
+    from jetlink.core.balance import balance, group_of
+    from jetlink.core.queries import query_streams
+
+    app = App.of(ctx)
+    q = stream_query(server_name=server_name, cluster=cluster, empty=empty, idle=idle,
+                     created=created, consumers=consumers, subject=subject, replicas=replicas,
+                     sourced=sourced, mirrored=mirrored, leader=leader, invert=invert)
+    js = open_jetstream(app)
+    found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
+    # (an info without cluster information names no RAFT group: not clustered)
+    moved = balance([group_of(i["config"]["name"], i) for i in found if i.get("cluster")],
+                    read=lambda n: group_of(n, to_doc(js.stream_info(n))),
+                    step_down=js.stream_leader_step_down,
+                    log=lambda m: output.notice(app, m), what="stream")
+    app.emit({"balanced": len(moved), "streams": moved},
+             human=lambda a, d: output.line(a, f"Balanced {d['balanced']} streams."))
 
 
 def register(app: typer.Typer) -> None:

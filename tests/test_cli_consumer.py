@@ -271,13 +271,15 @@ def test_report(jl):
     cells = [[c.strip() for c in r.split("│")[1:-1]] for r in rows if r.startswith("│")]
     assert cells == [
         ["Consumer", "Mode", "Ack Policy", "Ack Wait", "Ack Pending", "Redelivered",
-         "Unprocessed", "Ack Floor", "Cluster"],
-        ["A", "Pull", "Explicit", "30.00s", "2", "0", "1 / 25%", "0", ""],
-        ["B", "Pull", "None", "0s", "0", "0", "4 / 100%", "0", ""],
+         "Unprocessed", "Ack Floor", "API Level", "Cluster"],
+        ["A", "Pull", "Explicit", "30.00s", "2", "0", "1 / 25%", "0", "0", ""],
+        ["B", "Pull", "None", "0s", "0", "0", "4 / 100%", "0", "0", ""],
     ]
     raw = ok(jl("consumer", "report", "ORDERS", "--raw")).stdout.splitlines()
     assert [c.strip() for c in raw[4].split("│")[1:-1]] == [
-        "A", "Pull", "Explicit", "30s", "2", "0", "1", "0", ""]
+        "A", "Pull", "Explicit", "30s", "2", "0", "1", "0", "0", ""]
+    # the engine's consumers have no RAFT group: --leaders adds no report
+    assert ok(jl("consumer", "report", "ORDERS", "-l")).stdout == "\n".join(rows) + "\n"
     assert [d["name"] for d in doc(jl("consumer", "report", "ORDERS", "-j"))] == ["A", "B"]
     r = jl("consumer", "report", "ORDRES")
     assert r.stderr == "jetlink: error: stream not found (10059): ORDRES; did you mean ORDERS?\n"

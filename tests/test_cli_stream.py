@@ -759,6 +759,10 @@ def test_report(jl):
     ]
     # natscli's -a of the stream commands: taken; the report lists every stream anyway
     assert doc(jl("stream", "report", "-a", "-j")) == report
+    # a listing of the engine names no RAFT group: --cluster keeps a stream without cluster
+    # information (natscli's), --leaders has no leader to count
+    assert doc(jl("stream", "report", "--cluster", "east", "-j")) == report
+    assert ok(jl("stream", "report", "-l")).stdout == ok(jl("stream", "report")).stdout
     rows = ok(jl("stream", "report")).stdout.splitlines()
     assert rows[0].startswith("Stream Report")
     assert [c.strip() for c in rows[4].split("│")[1:-1]] == [
@@ -1404,3 +1408,34 @@ def test_cluster_verbs_on_the_engine_say_there_is_no_group(jl):
                 10010, "JetStream clustering support required")
     finally:
         dd.close()
+
+
+def test_raft_leader_report_table():
+    """natscli's renderRaftLeaders: per cluster (a rule between), fewest first, a star per
+    tenth of the cluster's groups rounded half away from zero (Go's math.Round), at least
+    one; groups without cluster information or leader are not counted."""
+    import io
+    import types
+
+    from jetlink.cli import output
+    from jetlink.cli.console import make_console
+
+    buf = io.StringIO()
+    term = types.SimpleNamespace(json=False, color=False, out=make_console(buf),
+                                 err=make_console(io.StringIO()))
+    clusters = [{"name": "west", "leader": "w1"}, *[{"name": "east", "leader": "e1"}] * 3,
+                {"name": "east", "leader": "e2"}, None, {"name": "east"}]
+    output.raft_leaders(term, clusters, "Streams")
+    assert buf.getvalue() == (  # (the blank line before it goes to stdout: output.line)
+        "RAFT Leader Report                           \n"
+        "╭────────┬─────────┬─────────┬──────────────╮\n"
+        "│ Server │ Cluster │ Streams │ Distribution │\n"
+        "├────────┼─────────┼─────────┼──────────────┤\n"
+        "│ e2     │ east    │ 1       │ ***          │\n"
+        "│ e1     │ east    │ 3       │ ********     │\n"
+        "├────────┼─────────┼─────────┼──────────────┤\n"
+        "│ w1     │ west    │ 1       │ **********   │\n"
+        "╰────────┴─────────┴─────────┴──────────────╯\n")
+    buf.truncate(0)
+    output.raft_leaders(term, [None, {"name": "east"}], "Streams")
+    assert buf.getvalue() == ""

@@ -744,3 +744,71 @@ def test_cluster_step_down_and_peer_remove(live_cluster):
                message=lambda: f"PR2 placed without {peer}: {peers()}")
     r = jl(url, "stream", "cluster", "peer-remove", "PR2", "nobody")
     assert r.exit_code == 1 and "(10040)" in r.stderr, r.stderr
+
+
+def test_leader_report_and_balance(live_cluster):
+    """natscli's stream report --leaders / --cluster and stream (consumer) cluster balance:
+    six R3 streams (six consumers) led by one server are spread to two per server, each move
+    said on stderr; the RAFT Leader Report counts them per server."""
+    url = live_cluster.url
+    names = [f"BAL{i}" for i in range(6)]
+    for n in names:
+        ok(jl(url, "stream", "add", n, "--subjects", f"bal.{n}.>", "--replicas", "3",
+              "--defaults"))
+    for c in names:
+        ok(jl(url, "consumer", "add", "BAL0", c, "--pull", "--defaults"))
+    first = live_cluster.stream_leader("BAL0")
+
+    def stream_leaders() -> dict[str, str | None]:
+        return {n: live_cluster.stream_leader(n) for n in names}
+
+    def consumer_leaders() -> dict[str, str]:
+        return {i["name"]: (i.get("cluster") or {}).get("leader", "")
+                for i in doc(jl(url, "consumer", "report", "BAL0", "-j"))}
+
+    for n, leader in stream_leaders().items():  # every leader onto one server
+        if leader != first:
+            ok(jl(url, "stream", "cluster", "step-down", n, "--preferred", first))
+    for c, leader in consumer_leaders().items():
+        if leader != first:
+            ok(jl(url, "consumer", "cluster", "step-down", "BAL0", c, "--preferred", first))
+    wait_until(lambda: set(stream_leaders().values()) == {first}
+               and set(consumer_leaders().values()) == {first},
+               message=lambda: f"every leader on {first}: {stream_leaders()} "
+                               f"{consumer_leaders()}")
+    cluster = doc(jl(url, "stream", "info", "BAL0", "-j"))["cluster"]["name"]
+    report = ok(jl(url, "stream", "report", "--subject", "bal.>", "-l")).stdout
+    assert "RAFT Leader Report" in report
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in
+            report[report.index("RAFT Leader Report"):].splitlines() if ln.startswith("│")]
+    assert rows == [["Server", "Cluster", "Streams", "Distribution"],
+                    [first, cluster, "6", "*" * 10]]
+    # --cluster: the streams of that cluster (natscli's exact name), none of another
+    assert len(doc(jl(url, "stream", "report", "--subject", "bal.>", "--cluster", cluster,
+                      "-j"))) == 6
+    assert doc(jl(url, "stream", "report", "--cluster", "elsewhere", "-j")) == []
+
+    r = ok(jl(url, "stream", "cluster", "balance", "--subject", "bal.>", "-j"))
+    balanced = json.loads(r.stdout)
+    assert balanced["balanced"] == 4 and len(set(balanced["streams"])) == 4, balanced
+    assert r.stderr.splitlines()[0] == (f"Cluster {cluster}: 3 servers, a balanced share of "
+                                        "2 leaders each")
+    assert sum(ln.startswith(f"Requesting leader '{first}' step down for stream BAL")
+               for ln in r.stderr.splitlines()) == 4, r.stderr
+
+    def spread(leaders: dict[str, str | None]) -> bool:
+        return all(list(leaders.values()).count(s) == 2 for s in ("n1", "n2", "n3"))
+
+    wait_until(lambda: spread(stream_leaders()),
+               message=lambda: f"two stream leaders per server: {stream_leaders()}")
+    r = ok(jl(url, "consumer", "cluster", "balance", "BAL0"))
+    assert r.stdout == "Balanced 4 consumers.\n", (r.stdout, r.stderr)
+    wait_until(lambda: spread(consumer_leaders()),
+               message=lambda: f"two consumer leaders per server: {consumer_leaders()}")
+    report = ok(jl(url, "consumer", "report", "BAL0", "--leaders")).stdout
+    assert [ln.split("│")[3].strip() for ln in
+            report[report.index("RAFT Leader Report"):].splitlines()
+            if ln.startswith("│") and "Server" not in ln] == ["2", "2", "2"]
+    # balanced already: nothing moves
+    assert ok(jl(url, "stream", "cluster", "balance", "--subject", "bal.>")).stdout == \
+        "Balanced 0 streams.\n"
