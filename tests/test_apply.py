@@ -101,6 +101,26 @@ def test_export_apply_export_round_trip(jl, tmp_path):
     assert exported["topics"]["orders"]["partitions"] == 3
 
 
+def test_export_shows_what_an_edit_cannot_turn_back(jl, tmp_path):
+    """allow_msg_ttl, which subject_delete_marker_ttl implies, is written all the same: an
+    edit can never turn it off, so a file that drops the marker TTL still shows it and
+    applies (the marker TTL removed), instead of meeting the server's 10052 for a field it
+    does not hold."""
+    ok(jl("stream", "add", "T", "--subjects", "t.>", "--defaults",
+          "--subject-del-markers-ttl", "1m"))
+    exported = tomllib.loads(ok(jl("export")).stdout)["streams"]["T"]
+    assert exported["allow_msg_ttl"] is True and exported["subject_delete_marker_ttl"] == "1m0s"
+    assert "allow_rollup_hdrs" not in exported  # implied and editable: left out
+    del exported["subject_delete_marker_ttl"]
+    path = tmp_path / "t.toml"
+    path.write_text(f'version = 1\n[streams.T]\nsubjects = ["t.>"]\n'
+                    f'allow_direct = true\nallow_msg_ttl = true\n')
+    assert set(exported) == {"subjects", "allow_direct", "allow_msg_ttl"}, exported
+    ok(jl("apply", str(path), "-f"))
+    cfg = doc(jl("stream", "info", "T", "-j"))["config"]
+    assert (cfg["allow_msg_ttl"], cfg.get("subject_delete_marker_ttl", 0)) == (True, 0)
+
+
 def test_promoted_mirrors_export_as_what_they_became_and_apply_keeps_their_marks(
         jl, tmp_path):
     """After a failover the DR side's export is what rebuilds a region: a promoted stream or

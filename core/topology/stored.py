@@ -138,12 +138,20 @@ def _decoded(table: dict[str, Any], name: str) -> Any:
 def minimal_stream_table(cfg: Any) -> dict[str, Any]:
     """The shortest ``[streams]`` table that makes the stored ``cfg``: every field whose
     absence the server's defaults fill with the same value is left out (an exported file
-    reads like one written by hand, and apply makes the same stream)."""
+    reads like one written by hand, and apply makes the same stream). A field an edit can
+    never turn back (core/config/stream.py ``EDITABLE`` "once" or "no": ``allow_msg_ttl``
+    that ``subject_delete_marker_ttl`` implies) stays when away from its default: a file
+    that drops what implied it must still show it, not meet the server's refusal to turn
+    it back for a field it does not hold."""
+    from ..config.stream import EDITABLE, StreamConfig
     from ..config.validate import check_stream_config
 
     want = cfg.to_json()
     table = stream_table(cfg)
-    for key in [k for k in table if k not in ("mirror", "sources")]:
+    filled = check_stream_config(StreamConfig(name=cfg.name)).to_json()  # a bare stream's
+    kept = {k for k in table
+            if EDITABLE.get(k) in ("once", "no") and filled.get(k) != want.get(k)}
+    for key in [k for k in table if k not in ("mirror", "sources", *kept)]:
         trial = {k: v for k, v in table.items() if k != key}
         declared = _decoded(trial, cfg.name)
         if declared is None:
