@@ -113,8 +113,8 @@ def test_export_shows_what_an_edit_cannot_turn_back(jl, tmp_path):
     assert "allow_rollup_hdrs" not in exported  # implied and editable: left out
     del exported["subject_delete_marker_ttl"]
     path = tmp_path / "t.toml"
-    path.write_text(f'version = 1\n[streams.T]\nsubjects = ["t.>"]\n'
-                    f'allow_direct = true\nallow_msg_ttl = true\n')
+    path.write_text('version = 1\n[streams.T]\nsubjects = ["t.>"]\n'
+                    'allow_direct = true\nallow_msg_ttl = true\n')
     assert set(exported) == {"subjects", "allow_direct", "allow_msg_ttl"}, exported
     ok(jl("apply", str(path), "-f"))
     cfg = doc(jl("stream", "info", "T", "-j"))["config"]
