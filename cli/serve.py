@@ -17,6 +17,7 @@ or write (like ssh with a private key). The socket is bound before the notice is
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -270,6 +271,7 @@ def _server(rest_app: Any, max_connections: int, request_timeout: float) -> Any:
     import uvicorn
 
     from jetlink.cli.rest import conn
+    from jetlink.cli.rest.server import STOPPING
 
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -283,19 +285,20 @@ def _server(rest_app: Any, max_connections: int, request_timeout: float) -> Any:
     server: Any = None
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        """``rest_app``; a request a stop cuts (a client still sending its body when the
-        grace ran out) is answered 503, never logged as an exception (nothing is printed
-        on a stop)."""
+        """``rest_app``; a request a stop cuts before it ran (a client still sending its
+        body when the grace ran out) is answered 503, never logged as an exception
+        (nothing is printed on a stop); one the engine has started is answered with what
+        it did (cli/rest/server.py ``_in_engine``)."""
         try:
             await rest_app(scope, receive, send)
         except asyncio.CancelledError:
             if server is None or not server.should_exit:
                 raise
+            body = json.dumps({"error_code": 503, "message": STOPPING}).encode()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await send({"type": "http.response.start", "status": 503,
                             "headers": [(b"content-type", b"application/json")]})
-                await send({"type": "http.response.body", "body": b'{"error_code":503,'
-                            b'"message":"the server is stopping"}'})
+                await send({"type": "http.response.body", "body": body})
 
     logging.getLogger("uvicorn.error").addFilter(_QuietStop())
     server = Server(uvicorn.Config(

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import ENV_VARS
+from helpers import ENV_VARS, wait_until
 
 from jetlink.core.clock import SystemClock
 from jetlink.core.kafka.links import LINK_CONFIG_DEFAULTS
@@ -877,6 +877,43 @@ def test_sigterm_stops_serve_gracefully_with_status_0(tmp_path):
     code, err = _stopped_by(tmp_path, signal.SIGTERM)
     assert code == 0, (code, err)
     assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_a_stop_lets_the_running_request_finish_and_answers_it(tmp_path):
+    """SIGTERM while the engine runs a request that takes longer than the stop's grace (a
+    pattern matched until its 2 s bound): the request finishes and is answered with what it
+    did (here its 400), never the stop's 503, which would say that nothing was done."""
+    data = tmp_path / "data"
+    dd = DataDir(data)
+    for name in ("kwest", "keast"):
+        dd.add_cluster(name, "kafka")
+    Kafka(dd.open("kwest"), SystemClock()).create_topic("a" * 40, 1)
+    dd.close()
+    server = Server(data, tmp_path)
+    try:
+        http = httpx.Client(base_url=server.url + "/kafka/v3/clusters", timeout=60)
+        http.post("/keast/links", params={"link_name": "L"},
+                  headers={"Content-Type": "application/json"},
+                  json={"source_cluster_id": "kwest"}).raise_for_status()
+        http.post("/keast/links/L/mirrors", headers={"Content-Type": "application/json"},
+                  json={"source_topic_name": "a" * 40}).raise_for_status()
+        answer: list[httpx.Response] = []
+        threading.Thread(target=lambda: answer.append(http.post(
+            "/keast/links/L/mirrors:pause", headers={"Content-Type": "application/json"},
+            json={"mirror_topic_name_pattern": "(a+)+b"})), daemon=True).start()
+
+        def matching() -> bool:  # the pattern's child interpreter runs: the engine is in it
+            tasks = Path(f"/proc/{server.proc.pid}/task")
+            return any((t / "children").read_text().split() for t in tasks.iterdir())
+
+        wait_until(matching, message="the pattern being matched in a child interpreter")
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(STOP_DEADLINE) == 0, server.stderr()
+        wait_until(lambda: answer, message="the pause's answer")
+        assert answer[0].status_code == 400, (answer[0].status_code, answer[0].text)
+        assert "took longer than 2 s" in answer[0].json()["message"]
+    finally:
+        server.stop()
 
 
 def test_sigint_stops_serve_with_status_130(tmp_path):

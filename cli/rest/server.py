@@ -1400,6 +1400,10 @@ def _links_step(data_dir: Path, clock_factory: Callable[[], Any],
         store.close()
 
 
+# the answer to a request a stop leaves unrun (queued, or its body still being sent)
+STOPPING = "The server is stopping: the request was not run"
+
+
 async def _in_engine(request: Request, work: Callable[[], Outcome], *,
                      create: bool = False) -> Any:
     """``work`` run by the engine thread (cli/rest/worker.py); its value, or its error
@@ -1416,11 +1420,29 @@ async def _in_engine(request: Request, work: Callable[[], Outcome], *,
         if not answer.done() and job.abandon():
             raise ClientDisconnect()
         return await answer
-    except asyncio.CancelledError:  # the server stops: the queued work is dropped
-        job.abandon()
-        raise
+    except asyncio.CancelledError:  # the server stops
+        if job.abandon():  # still queued: dropped, nothing done (the stop's 503)
+            raise
+        # started: the engine finishes it (worker.close lets the running request end, then
+        # its step): its answer, never a 503 that would say nothing was done
+        return await _finished(job)
     finally:
         gone.cancel()
+
+
+async def _finished(job: Any) -> Any:
+    """The value of ``job``, which the engine has started, awaited through the stop's
+    cancellations (uvicorn's after its grace, asyncio.run's as it ends: both wait for the
+    request's task to end)."""
+    import asyncio
+
+    waiting = asyncio.wrap_future(job.future)
+    while True:
+        try:
+            return await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            if waiting.done():
+                return waiting.result()
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -1532,7 +1554,7 @@ def _endpoint(handlers: Mapping[str, tuple[Any, Handler]], data_dir: Path,
         except ClientDisconnect:
             return Response(status_code=499)  # not sent: the client is gone
         except WorkerClosed:
-            return _error_response(RestError(503, 503, "The server is shutting down"))
+            return _error_response(RestError(503, 503, STOPPING))
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error body
             return _failure(request.scope, exc)
         if doc is None:
