@@ -1345,7 +1345,8 @@ def promote_mirror(
         again=f"jetlink {verb_name} {'failover' if failover else 'promote'} {shown or name}")
     promotion = dr.prepare(site, name, subjects=wanted, failover=failover,
                            positions=positions, transfer=not no_consumers, adjust=adjust,
-                           naming=naming, topology=_topology(topology), bucket=bucket)
+                           naming=naming, topology=_topology(topology), bucket=bucket,
+                           as_stream=verb_name == "stream")
     for warning in (dr.partial_warning(promotion, planned=dry_run),
                     dr.return_warning(promotion, planned=dry_run)):
         if warning is not None:

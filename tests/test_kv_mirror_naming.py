@@ -152,3 +152,44 @@ def test_a_mirror_under_another_name_is_told_it_cannot_fail_over(jl):
     refused = jl("kv", "failover", "KM", "--dry-run")
     assert refused.exit_code == 1 and "under another name" in refused.stderr
     assert ok(jl("kv", "add", "KB", "--mirror", "KB", "--mirror-domain", "west")).stderr == ""
+
+
+def test_a_mirror_bucket_is_not_promoted_by_the_stream_verbs(jl):
+    """stream promote / failover of a KV mirror bucket's stream (and the dashboard's
+    promotion, core/dr/rules.py ``promote``) are refused with the KV verb to use: as a plain
+    stream it would take the origin's subjects without the bucket's settings, and under
+    another name than its origin read and write none of its keys. Nothing changes."""
+    from helpers import data_dir_bytes
+
+    from jetlink.core import dr
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.store import DataDir
+
+    _origin(jl)
+    ok(jl("kv", "add", "KM", "--mirror", "KB", "--mirror-domain", "west"))
+    ok(jl("kv", "add", "KB", "--mirror", "KB", "--mirror-domain", "west"))
+    ok(jl("replicate"))
+    before = data_dir_bytes(jl.data)
+    for verb, words in (("failover", "fail it over"), ("promote", "promote it")):
+        for bucket, origin in (("KM", "KB"), ("KB", "KB")):
+            r = jl("stream", verb, f"KV_{bucket}", "-f")
+            assert (r.exit_code, r.stderr) == (1, (
+                f"jetlink: error: stream KV_{bucket} is the stream of KV bucket {bucket}, a "
+                f"mirror of bucket {origin}: {words} as a bucket (jetlink kv {verb} "
+                f"{bucket})\n"))
+    dd = DataDir(jl.data)
+    try:
+        from jetlink.core.dr.embedded import EmbeddedSite
+
+        site = EmbeddedSite(dd, "local", SystemClock())
+        try:
+            dr.promote(site, "KV_KM", failover=True, dry_run=True, as_stream=True)
+        except JetlinkError as err:
+            assert "jetlink kv failover KM" in err.description
+        else:
+            raise AssertionError("dr.promote of a mirror bucket's stream went ahead")
+    finally:
+        dd.close()
+    assert data_dir_bytes(jl.data) == before
+    ok(jl("kv", "failover", "KB", "-f"))  # the KV verb makes it a bucket

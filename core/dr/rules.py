@@ -19,8 +19,10 @@ The rules, defined here once:
   origin is reachable and ``origin_pending`` > 0; ``failover`` goes ahead whatever is
   pending.
 - **Subjects.** Those the operator gives; else the origin's (read live, or as last synced);
-  else the server's default (the stream's name). A mirror that transforms subjects needs
-  them given.
+  else those of the origin's stream in a topology file. When nothing knows them (the origin
+  does not answer or is gone, no positions were synced, no topology names it) the promotion
+  is refused (a UsageError naming ``--subjects``), never given the server's default (the
+  stream's name). A mirror that transforms subjects needs them given.
 - **Consumer placement.** Each durable consumer of the origin is recreated on the promoted
   stream with its own config, delivering from the message after its ack floor (what it had
   acknowledged is not delivered again; what it had been delivered but not acknowledged is).
@@ -706,13 +708,15 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             failover: bool = False, positions: Any = None, transfer: bool = True,
             adjust: Callable[[StreamConfig], None] | None = None,
             naming: Naming | None = None, topology: Any = None,
-            bucket: str | None = None, overlap: bool = True) -> Promotion:
+            bucket: str | None = None, overlap: bool = True,
+            as_stream: bool = False) -> Promotion:
     """Read and check the promotion of the mirror ``stream`` (:func:`promote` has the
     arguments): the mirror and its origin are read once here; :class:`PromoteRefused`
     (worded by ``naming``) when it must not go ahead, a UsageError (``subjects``) when the
     promoted stream's subjects are unknown. ``overlap`` false: the subjects are not checked
     against the other streams here (a region's run, whose plan checked them; the update
-    itself still refuses an overlap)."""
+    itself still refuses an overlap). ``as_stream``: a stream verb's promotion, refused for
+    a KV mirror bucket's stream (:func:`bucket_as_stream`)."""
     naming = naming or Naming()
     given_from = "given"
     if bucket is not None:  # a KV mirror becomes its origin bucket: the bucket's subjects
@@ -721,6 +725,8 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     js = site.js
     info = js.stream_info(stream)
     cfg = info.config
+    if as_stream and bucket is None and cfg.mirror is not None:
+        bucket_as_stream(stream, cfg.mirror.name, failover)
     mirror_last = int(info.state.last_seq)
     resumed = False
     own_plan: list[OwnConsumer] = []
@@ -903,7 +909,7 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
             failover: bool = False, dry_run: bool = False, positions: Any = None,
             transfer: bool = True, adjust: Callable[[StreamConfig], None] | None = None,
             naming: Naming | None = None, topology: Any = None,
-            bucket: str | None = None) -> PromoteReport:
+            bucket: str | None = None, as_stream: bool = False) -> PromoteReport:
     """Turn the mirror ``stream`` into a normal stream and place its origin's consumers on it.
 
     ``promote`` (``failover=False``) needs the origin reachable and caught up;
@@ -915,14 +921,15 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     synced there), used when the origin does not answer; None: none kept.
     ``transfer=False``: no consumer of the origin is placed. ``adjust``: changes to the
     promoted config besides removing ``mirror`` (a KV mirror becoming its bucket).
-    ``naming``: the words of the refusal. Raises ApiError 10059 (stream), JetlinkError (not
-    a mirror), UsageError (subjects unknown or needed), :class:`PromoteRefused`, the
+    ``naming``: the words of the refusal; ``as_stream``: a stream verb's (a KV mirror
+    bucket's stream refused: :func:`bucket_as_stream`). Raises ApiError 10059 (stream),
+    JetlinkError (not a mirror), UsageError (subjects unknown or needed), :class:`PromoteRefused`, the
     update's ApiError (nothing changed), :class:`PartialPromotion` (updated, not every
     consumer placed).
     """
     promotion = prepare(site, stream, subjects=subjects, failover=failover,
                         positions=positions, transfer=transfer, adjust=adjust, naming=naming,
-                        topology=topology, bucket=bucket)
+                        topology=topology, bucket=bucket, as_stream=as_stream)
     return promotion.preview() if dry_run else promotion.carry_out()
 
 
@@ -1108,6 +1115,23 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     if problem:
         raise JetlinkError(problem, field="bucket")
     return stream, origin
+
+
+def bucket_as_stream(stream: str, origin: str, failover: bool) -> None:
+    """A KV mirror bucket's stream (``KV_<bucket>`` mirroring ``KV_<origin>``) promoted by a
+    stream verb is refused: as a plain stream it would take its origin's subjects without
+    the bucket's settings (direct gets), and a bucket of another name than its origin would
+    read and write none of its keys; the KV verb makes it a bucket, or says why not
+    (:func:`kv_mirror_stream`)."""
+    from ..config.kvnames import bucket_of_stream
+
+    mine, theirs = bucket_of_stream(stream), _KV_STREAM.match(origin)
+    if mine is None or theirs is None:
+        return
+    verb = "failover" if failover else "promote"
+    raise JetlinkError(f"stream {stream} is the stream of KV bucket {mine}, a mirror of bucket "
+                       f"{theirs.group(1)}: {'fail it over' if failover else 'promote it'} as "
+                       f"a bucket (jetlink kv {verb} {mine})", field="stream")
 
 
 def kv_adjust(cfg: StreamConfig) -> None:
