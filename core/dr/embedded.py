@@ -8,14 +8,16 @@ last_seq + 1). A promotion at this site does that update, with the checks an ope
 first:
 
 - ``promote``: refused (:class:`PromoteRefused`) while the origin is reachable and the mirror
-  lags behind it (lag > 0), unless ``force``.
+  lags behind it (lag > 0), and while it does not answer.
 - ``failover=True``: done whatever the lag or the origin's state (the origin's cluster is down,
-  removed, or its stream is gone).
+  removed, or its stream is gone), once the subjects are known.
 
 Subjects of the promoted stream: ``subjects`` when given (``[]``: the server's default, the
 stream's name); otherwise the origin's subjects, as last stored in the origin cluster's
-database, so the promoted stream takes over the origin's role. Without them (origin cluster or
-stream gone) the server's default applies (``[<name>]``). A mirror with subject_transforms
+database (or as last synced to the mirror's side while it is down), so the promoted stream
+takes over the origin's role. Without them (origin cluster or stream gone, no positions
+synced, no topology naming it) the promotion is refused, asking for ``subjects``; the
+server's default is never taken silently. A mirror with subject_transforms
 stores transformed subjects: it needs ``subjects``. The origin's subjects overlapping another
 stream of the mirror's cluster (e.g. the origin itself, in the same cluster): refused, give
 ``subjects``.
