@@ -1217,6 +1217,18 @@ def test_positions_sync_says_what_it_skipped_and_exits_1(jl):
     assert (r.exit_code, r.stderr.splitlines()[0]) == (
         2, "jetlink: error: --interval 1s applies with --follow (the pause between its "
         "passes); without it positions sync runs once")
+    # the mirror's own side down (partitioned): it reads no origin either, and keeps what
+    # it had (a position ahead of the mirror's data would place a consumer past it)
+    ok(jl("cluster", "up", "west"))
+    ok(jl("cluster", "down", "east"))
+    before = data_dir_bytes(jl.data)
+    r = jl("--cluster", "east", "positions", "sync")
+    assert r.exit_code == 1, (r.stdout, r.stderr)
+    assert re.fullmatch(r"Skipped mirror M: origin O in cluster west: cluster east, the "
+                        r"mirror's, is down \(kept the positions synced .* ago\)\n",
+                        r.stdout), r.stdout
+    assert data_dir_bytes(jl.data) == before
+    ok(jl("cluster", "up", "east"))
     ok(jl("cluster", "add", "k", "--kind", "kafka"))
     r = jl("--cluster", "k", "positions", "sync")
     assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster k is a Kafka cluster: "

@@ -243,6 +243,10 @@ class EmbeddedSite:
         return facts, JetStream(self.datadir.open(facts.cluster, create_local=False),
                                 self.clock)
 
+    def cut_off(self) -> str | None:
+        """(rules.py ``Site``) this cluster marked down: partitioned, nothing in or out."""
+        return f"cluster {self.cluster}, the mirror's, is down" if self._tc.down else None
+
     def own_clamps(self, stream: str, last: int) -> list[PositionClamp]:
         from ..consumer_store import has_schema
 

@@ -60,6 +60,9 @@ class LiveSite:
                 self._label = self.js.conn.target.js_domain or ""
         return self._label
 
+    def cut_off(self) -> str | None:
+        return None  # (rules.py ``Site``) what does not answer says so when asked
+
     def now_ns(self) -> int:
         import time
 

@@ -234,13 +234,15 @@ def sync(site: Any, store: PositionStore, mirrors: Sequence[str] = ()) -> list[S
         infos = [i for i in js.streams() if i.config.mirror is not None
                  and i.config.name != f"KV_{BUCKET}"]
     out: list[SyncResult] = []
+    cut_off = site.cut_off()  # this side partitioned: it reads no origin
     for info in infos:
         cfg = info.config
         facts, origin_js = site.origin(cfg, int(info.state.last_seq), count_pending=False)
         where = f"{facts.stream} in {facts.where}"
-        if not facts.reachable or origin_js is None:
+        if cut_off or not facts.reachable or origin_js is None:
             kept = store.read(cfg.name)
-            out.append(SyncResult(cfg.name, where, "skipped", error=facts.error or "",
+            out.append(SyncResult(cfg.name, where, "skipped",
+                                  error=cut_off or facts.error or "",
                                   last_synced_ns=kept.synced_ns if kept else None,
                                   consumers=len(kept.positions) if kept else 0))
             continue

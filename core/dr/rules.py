@@ -339,6 +339,10 @@ class Site(Protocol):
 
     def now_ns(self) -> int: ...
 
+    def cut_off(self) -> str | None:
+        """Why this side reaches no other now (a cluster of the data directory marked down:
+        a partition, nothing in or out), or None (a live server reaches what answers)."""
+
     def subject_streams(self) -> dict[str, StreamConfig]:
         """The configs of the streams of the mirror's side that take subjects (a mirror
         takes none), by name: what a promoted stream's subjects must not overlap."""
@@ -923,9 +927,9 @@ def promote(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
     promoted config besides removing ``mirror`` (a KV mirror becoming its bucket).
     ``naming``: the words of the refusal; ``as_stream``: a stream verb's (a KV mirror
     bucket's stream refused: :func:`bucket_as_stream`). Raises ApiError 10059 (stream),
-    JetlinkError (not a mirror), UsageError (subjects unknown or needed), :class:`PromoteRefused`, the
-    update's ApiError (nothing changed), :class:`PartialPromotion` (updated, not every
-    consumer placed).
+    JetlinkError (not a mirror), UsageError (subjects unknown or needed),
+    :class:`PromoteRefused`, the update's ApiError (nothing changed),
+    :class:`PartialPromotion` (updated, not every consumer placed).
     """
     promotion = prepare(site, stream, subjects=subjects, failover=failover,
                         positions=positions, transfer=transfer, adjust=adjust, naming=naming,
