@@ -381,14 +381,17 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         raise _Terminated
 
     previous = signal.signal(signal.SIGTERM, terminated)
+    committed: list[Any] = []  # what the step under way committed so far (core pump's)
     try:  # (the notice inside: a stop right after it lands in this try's handler)
         output.notice(app, f"Replicating every {_interval_text(pause)}; Ctrl-C to stop")
         retries = Retries()
         warned: set[str] = set()
         while True:
             broken: list[Any] = []
+            committed = []  # a new step: what its transactions commit, as they do
             try:
-                reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken)
+                reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken,
+                               committed=committed)
                 link_reports = pump_links(store, clock, max_records=FOLLOW_STEP_MAX_MSGS,
                                           on_error=lambda c, e: output.notice(
                                               app, f"jetlink: warning: links of {c}: {e}"))
@@ -407,6 +410,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
                     output.notice(app, output.format_error(err).replace(
                         "jetlink: error:", "jetlink: warning:", 1))
             warned = {name for name, _err in broken}
+            committed = []  # the step is recorded whole from here
             active = state.step(reports)
             records += sum(r.copied for r in link_reports)
             link_active = [r for r in link_reports if r.moved or r.errors]
@@ -437,6 +441,15 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         if live is not None:
             live.stop()
             live = None
+        moved = [r for r in committed if r.moved]
+        if moved:  # stopped inside a step: what its targets committed before the stop
+            state.step(moved)
+            if app.json:
+                output.json_line({"time": format_rfc3339_nano(clock.now_ns()),
+                                  "step": state.steps,
+                                  "copied": sum(r.copied for r in moved),
+                                  "agreements": [r.to_json() for r in moved],
+                                  "interrupted": True})
         output.notice(
             app,
             f"Stopped after {_plural(state.steps, 'step')}: "

@@ -22,6 +22,7 @@ stripped and added, dedupe, target subject: core/copyrules.py), as the Spark job
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import heapq
 import json
@@ -588,7 +589,8 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
          max_msgs: int | None = None, bulk: bool = True, batch: int | None = None,
          on_moved: Callable[[int], None] | None = None,
          broken: list[tuple[str, JetlinkError]] | None = None,
-         streams: Iterable[str] | None = None) -> list[AgreementReport]:
+         streams: Iterable[str] | None = None,
+         committed: list[AgreementReport] | None = None) -> list[AgreementReport]:
     """One step over every agreement whose target lives in ``clusters`` (all when None) and
     in a cluster that is not down: copies what is pending (at most ``max_msgs`` messages per
     agreement when given), in transactions of at most ``batch`` messages per agreement, each
@@ -598,7 +600,10 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
     agreement. A cluster whose database cannot be used (store/health.py) stops only what
     involves it: the others are served, then its error is raised, or, given a ``broken``
     list, appended there as (name, error). ``streams``: only the agreements of these target
-    streams (a caller waiting for one stream: core/dr/embedded.py ``settle``)."""
+    streams (a caller waiting for one stream: core/dr/embedded.py ``settle``).
+    ``committed``: kept as what the transactions committed so far, one report per
+    agreement, copied and skipped counting only committed messages (a step interrupted
+    part-way: what its targets kept, each target being its own transactions)."""
     wanted = None if clusters is None else set(clusters)
     only = None if streams is None else set(streams)
     reports: list[AgreementReport] = []
@@ -621,7 +626,7 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
         _cleanup(datadir, clock, cl, None if only is None else names)
         for name in names:
             reports += _pump_target(datadir, clock, cl, name, max_msgs, bulk, batch,
-                                    on_moved)
+                                    on_moved, committed)
     found = [(n, e) for n, e in found if wanted is None or n in wanted]
     if broken is not None:
         broken += [(n, e) for n, e in found if n not in {b[0] for b in broken}]
@@ -673,9 +678,10 @@ def _counted(a: _Agreement) -> int:
 
 def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: int | None,
                  bulk: bool, batch: int | None,
-                 on_moved: Callable[[int], None] | None = None) -> list[AgreementReport]:
+                 on_moved: Callable[[int], None] | None = None,
+                 committed: list[AgreementReport] | None = None) -> list[AgreementReport]:
     """Steps (transactions) for one target stream until it is caught up, or ``max_msgs``
-    messages per agreement."""
+    messages per agreement (``committed``: :func:`pump`'s)."""
     from .jetstream import JetStream
 
     with cl.read() as conn:
@@ -697,6 +703,10 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
     _prepare(clock, cl, d, plans)
     js = JetStream(cl, clock)
     budget: dict[int, int | None] = {id(a): max_msgs for a in plans}
+    kept: list[AgreementReport] = []
+    if committed is not None:  # what each transaction committed, updated as it does
+        kept = [dataclasses.replace(a.report) for a in plans if a.report is not None]
+        committed += kept
     # A catch-up is a run of large transactions: the log of each is checkpointed on another
     # thread while the next one is built (store/datadir.py ``checkpoints_aside``).
     with cl.checkpoints_aside() as checkpoints:
@@ -705,6 +715,10 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
                 break
             before = {id(a): _counted(a) for a in plans}
             moved = _step(js, name, plans, budget, bulk, batch)
+            for k, a in zip(kept, plans, strict=False):
+                r = a.report
+                assert r is not None, "every agreement was given its report above"
+                k.copied, k.skipped, k.seq = r.copied, r.skipped, r.seq
             step_moved = 0
             for a in plans:
                 n = _counted(a) - before[id(a)]

@@ -568,6 +568,46 @@ def test_replicate_follow_stopped_by_sigterm_says_what_it_did(jl):
     assert re.fullmatch(r"Stopped after \d+ steps?: 0 messages copied\n", err), err
 
 
+def test_replicate_follow_interrupted_inside_a_step_counts_what_it_committed(jl):
+    """Ctrl-C while a step copies into one target after another (each target its own
+    transactions): the targets done before the stop keep their messages, and the summary
+    and the JSON lines count every one of them, the interrupted step's too."""
+    import signal
+
+    from helpers import wait_until
+
+    ok(jl("stream", "add", "BIG", "--subjects", "big.>", "--defaults"))
+    ok(jl("cluster", "add", "west"))
+    mirrors = [f"M{i}" for i in range(10)]
+    for m in mirrors:
+        ok(jl("--cluster", "west", "stream", "add", m, "--mirror", "BIG@local", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    ok(jl("pub", "big.x", "m{{Count}}", "--count", "30000"))
+    ok(jl("cluster", "up", "west"))
+
+    def stored() -> dict[str, int]:
+        return {m: doc(jl("--cluster", "west", "stream", "info", m, "-j"))["state"]["messages"]
+                for m in mirrors}
+
+    before = stored()
+    follower = _jetlink(jl.data, "replicate", "--follow", "-j")
+    try:
+        assert follower.stderr.readline() == "Replicating every 1s; Ctrl-C to stop\n"
+        first = mirrors[0]
+        wait_until(lambda: stored()[first] > before[first],
+                   message=lambda: f"the first target's first transaction ({stored()})")
+        follower.send_signal(signal.SIGINT)
+        out, err = follower.communicate(timeout=WAIT_TIMEOUT)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    assert follower.returncode == 130, err
+    copied = sum(stored().values()) - sum(before.values())
+    assert sum(json.loads(line)["copied"] for line in out.splitlines()) == copied, out
+    assert re.fullmatch(rf"Stopped after \d+ steps?: {copied:,} messages copied\n", err), \
+        (err, copied)
+
+
 def test_pub_takes_natscli_jetstream_flag_and_sleeps_between_publishes(jl, monkeypatch):
     """natscli's -J (jetlink's default publish) and --sleep (a pause between the publishes
     of --count, one at a time); their conflicts are usage errors, nothing published."""
