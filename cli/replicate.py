@@ -99,13 +99,14 @@ def replicate(
     if follow:
         _follow(app, store, clock, pause)
         return
-    from jetlink.core.replication import pump_until_idle
+    from jetlink.core.replication import down_reports, pump_until_idle
     from jetlink.core.step import links_until_idle
 
     bar_possible = not app.json and output.stderr_is_terminal()
     broken: list[Any] = []  # clusters whose database cannot be used: the others still run
     with CatchUpBar(app, lag_at_start(store, clock) if bar_possible else None) as bar:
         reports = pump_until_idle(store, clock, on_moved=bar.advance, broken=broken)
+    reports += down_reports(store, clock)  # targets in a cluster down: in error
     doc = summary_doc(reports, links_until_idle(store, clock))
     app.emit(doc, human=render_summary)
     for _name, err in broken:

@@ -750,16 +750,14 @@ def _fixed_at_creation(exc: Any, text: str) -> str | None:
 
 
 # natscli's stream add / edit / copy and kv add / edit take --cluster as the placement
-# cluster, its stream report as a filter of the streams placed there (their aliases too:
-# ALIASES)
+# cluster (their aliases too: ALIASES); stream report takes it as its own filter
 _PLACED_VERBS = {"stream": ("add", "edit", "copy"), "kv": ("add", "edit")}
 
 
 def _placement_cluster(flag: str, exc: Any) -> None:
     """``stream add ... --cluster east``: natscli's placement cluster, which jetlink's global
     --cluster (the data directory's cluster; a live server takes none) is not: refused,
-    naming both, rather than moved forward and placing nothing (or, after stream report,
-    reporting every stream instead of those of that cluster)."""
+    naming both, rather than moved forward and placing nothing."""
     from jetlink.core.errors import UsageError
 
     path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "").split()
@@ -768,9 +766,6 @@ def _placement_cluster(flag: str, exc: Any) -> None:
     group, verb = path[-2], ALIASES[path[-2]].get(path[-1], path[-1])
     before = ("jetlink's --cluster, the data directory's cluster, goes before the command "
               f"(jetlink --cluster NAME {group} {path[-1]} ...)")
-    if group == "stream" and verb == "report":
-        raise UsageError("--cluster after stream report: natscli's filter of the streams "
-                         f"placed in a cluster is not jetlink's; {before}", field="cluster")
     if verb not in _PLACED_VERBS[group]:
         return
     raise UsageError(f"--cluster after {group} {path[-1]}: natscli's placement cluster is "

@@ -888,6 +888,14 @@ def report(
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
     if in_cluster:  # natscli's reportLimitCluster: a stream with no cluster information stays
+        if not any(isinstance(i.get("cluster"), dict) and i["cluster"].get("name")
+                   for i in infos):
+            output.notice(app, f"jetlink: notice: --cluster {in_cluster} after stream report "
+                               "is natscli's filter of the streams placed in a cluster, and "
+                               "no stream here names one: every stream is reported; "
+                               "jetlink's --cluster, the data directory's cluster, goes "
+                               f"before the command (jetlink --cluster {in_cluster} stream "
+                               "report)")
         infos = [i for i in infos if not isinstance(i.get("cluster"), dict)
                  or i["cluster"].get("name", "") == in_cluster]
     stats = [_stat(i) for i in infos]

@@ -635,6 +635,35 @@ def pump(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = Non
     return reports
 
 
+def down_reports(datadir: DataDir, clock: Clock) -> list[AgreementReport]:
+    """One report per agreement whose target lives in a cluster marked down, which
+    :func:`pump` leaves out (a partitioned cluster: nothing is copied into it): its error
+    says so, its lag is what the target last reported. A run that replicated nothing into
+    it must not read as one with nothing to replicate."""
+    from .jetstream import JetStream
+
+    out: list[AgreementReport] = []
+    for info in datadir.clusters(create_local=False):
+        if info.kind != "nats" or not info.down:
+            continue
+        try:
+            cl = datadir.open(info.name, create_local=False)
+            names = _targets(cl)
+            js = JetStream(cl, clock)
+            for name in names:
+                si = js.stream_info(name)
+                lags = [int((si.mirror or {}).get("lag") or 0)] if si.mirror else \
+                    [int(d.get("lag") or 0) for d in si.sources or []]
+                for (kind, src), lag in zip(agreements_of(si.config), lags, strict=False):
+                    out.append(AgreementReport(
+                        info.name, name, origin_cluster(src, info.name)[0], src.name, kind,
+                        lag=lag, error=f"cluster {info.name} is down: nothing is copied into "
+                                       f"it (jetlink cluster up {info.name} once it answers)"))
+        except (JetlinkError, sqlite3.Error):
+            continue  # a cluster that cannot be read: pump's broken list says so
+    return out
+
+
 def pump_until_idle(datadir: DataDir, clock: Clock, *, clusters: Iterable[str] | None = None,
                     bulk: bool = True, batch: int | None = None,
                     max_rounds: int = MAX_ROUNDS,

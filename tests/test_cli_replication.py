@@ -1236,6 +1236,30 @@ def test_positions_sync_says_what_it_skipped_and_exits_1(jl):
                                           "NATS cluster (cluster add NAME --kind nats)\n")
 
 
+def test_replicate_names_the_agreements_of_a_cluster_that_is_down(jl):
+    """A target in a cluster marked down gets nothing (a partition): the run says so for
+    each of its agreements, in error (exit 1), never "No mirrors or sources to replicate"
+    as if none were configured."""
+    ok(jl("stream", "add", "ORD", "--subjects", "ord.>", "--defaults"))
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "BK", "--mirror", "ORD@local", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    ok(jl("pub", "ord.a", "1"))
+    r = jl("replicate", "-j")
+    assert r.exit_code == 1, (r.stdout, r.stderr)
+    got = json.loads(r.stdout)
+    assert (got["errors"], got["copied"]) == (1, 0)
+    assert got["agreements"] == [{
+        "target_cluster": "west", "target": "BK", "origin_cluster": "local", "origin": "ORD",
+        "kind": "mirror", "copied": 0, "skipped": 0, "lag": 0, "seq": 0,
+        "error": "cluster west is down: nothing is copied into it (jetlink cluster up west "
+                 "once it answers)"}]
+    assert r.stderr == "jetlink: 1 agreement in error: exit status 1\n"
+    ok(jl("cluster", "up", "west"))
+    assert doc(jl("replicate", "-j"))["errors"] == 0
+    assert doc(jl("--cluster", "west", "stream", "info", "BK", "-j"))["state"]["messages"] == 1
+
+
 def _source_seqs(jl, stream):
     return [(s["name"], s.get("seq")) for s in doc(jl("stream", "info", stream, "-j"))["sources"]]
 

@@ -412,16 +412,21 @@ def test_natscli_placement_cluster_after_the_verb_is_refused(capsys, tmp_path, g
         f"--cluster after {group} {verb}: ")
 
 
-def test_natscli_stream_report_cluster_filter_is_refused(capsys, tmp_path):
-    """natscli's stream report --cluster reports the streams placed in that cluster: not
-    moved forward to jetlink's --cluster (a report of every stream, said to be filtered)."""
+def test_natscli_stream_report_cluster_filter_is_said_where_no_stream_names_one(
+        capsys, tmp_path):
+    """natscli's stream report --cluster reports the streams placed in that cluster; where
+    no stream names its cluster (the engine's listing, a single server's) every stream is
+    reported, as natscli's, and a notice says so and where jetlink's --cluster goes."""
+    code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "add", "S",
+                          "--subjects", "s", "--defaults")
+    assert code == 0, err
     code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "report",
-                          "--cluster", "east")
-    assert (code, out) == (2, "")
-    assert err == ("jetlink: error: --cluster after stream report: natscli's filter of the "
-                   "streams placed in a cluster is not jetlink's; jetlink's --cluster, the "
-                   "data directory's cluster, goes before the command (jetlink --cluster NAME "
-                   "stream report ...)\n")
+                          "--cluster", "east", "-j")
+    assert (code, [s["stream"] for s in json.loads(out)]) == (0, ["S"])
+    assert err == ("jetlink: notice: --cluster east after stream report is natscli's filter "
+                   "of the streams placed in a cluster, and no stream here names one: every "
+                   "stream is reported; jetlink's --cluster, the data directory's cluster, "
+                   "goes before the command (jetlink --cluster east stream report)\n")
 
 
 @pytest.mark.parametrize("args", [
