@@ -89,6 +89,22 @@ def _server_opt(flag: str, metavar: str, text: str, **kw: Any) -> Any:
                         rich_help_panel="Live server", **kw)
 
 
+# what each live-server option of `context add` takes: an empty value is none of them
+_NOT_EMPTY = {
+    "--server": "give server URLs, e.g. nats://127.0.0.1:4222",
+    "--user": "give a user name or a token",
+    "--password": "give the password",
+    "--creds": "give a credentials file",
+    "--nkey": "give an NKEY seed file",
+    "--tlscert": "give a certificate file",
+    "--tlskey": "give a private key file",
+    "--tlsca": "give a certificate authority file",
+    "--js-domain": "a domain is one subject token",
+    "--inbox-prefix": "a prefix is a subject",
+    "--nats-context": "give a natscli context name",
+}
+
+
 def _abs(path: str | None) -> str | None:
     """A file named in a context: stored absolute (the context is used from anywhere)."""
     return os.path.abspath(os.path.expanduser(path)) if path else None
@@ -267,6 +283,13 @@ def add(
         from jetlink.cli.common import rest_api_root
 
         rest_api_root(rest_url)  # a usage error when it is not an http(s) URL
+    for flag, value in (("--server", server), ("--user", user), ("--password", password),
+                        ("--creds", creds), ("--nkey", nkey), ("--tlscert", tlscert),
+                        ("--tlskey", tlskey), ("--tlsca", tlsca), ("--js-domain", js_domain),
+                        ("--inbox-prefix", inbox_prefix), ("--nats-context", nats_context)):
+        if value == "":
+            raise usage(f"invalid value for {flag}: '' is empty ({_NOT_EMPTY[flag]}; to "
+                        f"remove the setting: --update --unset {flag[2:].replace('-', '_')})")
     values = dict(
         description=description, data_dir=directory, cluster=cluster,
         rest_url=rest_url or None, server=server, user=user, password=password,
@@ -570,6 +593,15 @@ def previous(ctx: typer.Context, json_output: JsonOption = False) -> None:
     if name is not None:
         store.select(name)  # (one removed since: unknown context, exit 1)
     show(ctx, name, json_output=json_output)
+
+
+@context_app.command("-", hidden=True)
+def previous_alias(ctx: typer.Context, json_output: JsonOption = False) -> None:
+    """Select the context selected before (as context previous).
+
+    natscli's ``context -``: the alias of context previous.
+    """
+    previous(ctx, json_output)
 
 
 @context_app.command("unselect")

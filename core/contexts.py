@@ -126,10 +126,17 @@ class Context:
                     raise JetlinkError("context tlsfirst must be true or false", field=key)
             elif value is not None and (not isinstance(value, str) or not value):
                 raise JetlinkError(f"context {key} must be a non-empty string", field=key)
-        from .live.settings import check_subject_setting, parse_servers, parse_timeout
+        from .live.settings import (
+            check_subject_setting,
+            parse_servers,
+            parse_timeout,
+            validate_nats_context_name,
+        )
 
         if self.server is not None:
             parse_servers(self.server, f"context {self.name} server")
+        if self.nats_context is not None:  # a file name in natscli's directory, no path
+            validate_nats_context_name(self.nats_context)
         for key in ("js_domain", "inbox_prefix"):
             check_subject_setting(key, getattr(self, key), f"context {self.name} {key}")
         if self.timeout is not None:
@@ -139,9 +146,8 @@ class Context:
         """What a connection made from it needs, checked when a context is added or changed
         (a file written before these rules still loads: its command fails when it
         connects, naming the same rule): a client certificate's two files, a password only
-        with a user, a natscli context's name."""
-        from .live.settings import validate_nats_context_name
-
+        with a user. (A natscli context's name is checked whenever a context is made, from
+        a file too: :meth:`__post_init__`.)"""
         if (self.tlscert is None) != (self.tlskey is None):
             missing = "tlskey" if self.tlskey is None else "tlscert"
             raise UsageError(f"context {self.name}: a client certificate needs both tlscert "
@@ -150,8 +156,6 @@ class Context:
         if self.password is not None and self.user is None:
             raise UsageError(f"context {self.name}: password needs user (--user): a "
                                "password alone is no credential", field="password")
-        if self.nats_context is not None:
-            validate_nats_context_name(self.nats_context)
 
     def server_settings(self) -> dict[str, Any]:
         """The live-server settings it sets (the password masked, in the server URL too),
@@ -374,12 +378,13 @@ class ContextStore:
 
     def select(self, name: str) -> Context:
         """Make ``name`` the selected context (it must exist); the context. The one selected
-        until now is kept as the previous one (natscli's selector)."""
+        until now is kept as the previous one, ``name`` itself too when it was selected
+        already (jsm.go natscontext FileSelector.SetSelected)."""
         context = self.load(name)
         current = self.selected_or_none()
-        self._write(self.selected_path, f"{name}\n".encode())
-        if current and current != name:
+        if current:
             self._write(self.previous_path, f"{current}\n".encode())
+        self._write(self.selected_path, f"{name}\n".encode())
         return context
 
     def unselect(self) -> None:

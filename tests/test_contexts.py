@@ -731,3 +731,68 @@ def test_show_says_why_the_selected_contexts_server_is_not_the_target(jc, env):
     assert doc(jc("context", "show", "-j"))["target"] == {
         "kind": "embedded", "data_dir": str(jc.tmp / "d"), "server_set_aside": why}
     assert doc(jc("--context", "dev", "context", "show", "-j"))["target"]["kind"] == "live"
+
+
+@pytest.mark.parametrize(("flag", "rule"), [
+    ("--server", "give server URLs, e.g. nats://127.0.0.1:4222"),
+    ("--user", "give a user name or a token"),
+    ("--password", "give the password"),
+    ("--creds", "give a credentials file"),
+    ("--nkey", "give an NKEY seed file"),
+    ("--tlscert", "give a certificate file"),
+    ("--tlskey", "give a private key file"),
+    ("--tlsca", "give a certificate authority file"),
+    ("--js-domain", "a domain is one subject token"),
+    ("--inbox-prefix", "a prefix is a subject"),
+    ("--nats-context", "give a natscli context name"),
+])
+def test_context_add_refuses_an_empty_server_setting_as_a_usage_error(jc, flag, rule):
+    """An empty value is neither a setting nor dropped in silence: a usage error naming the
+    option, the value and the rule, as --data-dir '' is; nothing is written, on --update
+    neither."""
+    key = flag[2:].replace("-", "_")
+    said = (f"invalid value for {flag}: '' is empty ({rule}; to remove the setting: "
+            f"--update --unset {key})")
+    assert error(jc("context", "add", "x", flag, "", "-j"), code=2) == said
+    assert jc.store.names() == []
+    ok(jc("context", "add", "x"))
+    assert error(jc("context", "add", "x", "--update", flag, "", "-j"), code=2) == said
+    assert jc.store.load("x") == Context(name="x")
+
+
+def test_a_context_file_naming_an_invalid_natscli_context_is_a_broken_file(jc):
+    """nats_context = "../x" in a context file: refused when the file is read (exit 1
+    naming the file, as any broken key), and context ls warns of it."""
+    path = jc.config / "context" / "t2.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('nats_context = "../x"\n')
+    path.chmod(0o600)
+    said = (f"{path}: invalid natscli context name '../x': use letters, digits, '_', '-' "
+            "or '.'")
+    r = jc("--context", "t2", "stream", "ls")
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n")
+    r = ok(jc("context", "ls", "-j"))
+    assert (json.loads(r.stdout), r.stderr) == ([], f"jetlink: warning: {said}\n")
+    with pytest.raises(JetlinkError, match="invalid natscli context name"):
+        Context(name="t2", nats_context="a/b")
+
+
+def test_context_dash_is_previous(jc):
+    """natscli's `context -`, the alias of context previous (hidden from the lists)."""
+    ok(jc("context", "add", "a", "--select"))
+    ok(jc("context", "add", "b", "--select"))
+    assert doc(jc("context", "-", "-j"))["name"] == "a"
+    assert ok(jc("context", "-")).stdout.startswith("Context b\n")
+    assert jc.store.selected() == "b"
+    assert " - " not in ok(jc("context", "--help")).stdout
+
+
+def test_selecting_the_selected_context_makes_it_the_previous_one(jc):
+    """jsm.go natscontext FileSelector.SetSelected writes the selection it replaces to
+    previous-context.txt, the same name too."""
+    ok(jc("context", "add", "a", "--select"))
+    ok(jc("context", "add", "b", "--select"))
+    assert jc.store.previous() == "a"
+    ok(jc("context", "select", "b"))
+    assert (jc.store.previous(), jc.store.selected()) == ("b", "b")
+    assert doc(jc("context", "previous", "-j"))["name"] == "b"

@@ -580,3 +580,121 @@ def test_what_a_live_check_looked_at_names_the_domain(kw, label):
     from jetlink.core.live.target import ServerTarget
 
     assert LiveBackend(ServerTarget(("nats://127.0.0.1:1",), **kw)).label == label
+
+
+# -- natscli context files read as natscli reads them (jsm.go natscontext) ------------------
+
+
+def test_natscli_context_paths_expand_variables_then_the_home_directory(home, tmp_path):
+    """jsm.go natscontext expand(): creds, nkey, cert, key and ca go through os.ExpandEnv,
+    then a leading ~ is the home directory; other keys are taken as written."""
+    nats_ctx(home, "ops", url="nats://127.0.0.1:1", user="$USERVAR", creds="$CDIR/u.creds",
+             nkey="${CDIR}/u.nk", cert="~/$SUB/c.pem", key="file://$CDIR/k.pem",
+             ca="file://~/ca.pem", inbox_prefix="_I")
+    env = env_with(home, CDIR="/etc/nats", SUB="tls", HOME="/home/op")
+    got = read_nats_context("ops", env).settings
+    assert (got["creds"], got["nkey"], got["tls_cert"], got["tls_key"], got["tls_ca"]) == (
+        "/etc/nats/u.creds", "/etc/nats/u.nk", "/home/op/tls/c.pem", "/etc/nats/k.pem",
+        "/home/op/ca.pem")
+    assert got["user"] == "$USERVAR"  # (not a path: natscli sends it as written)
+    nats_ctx(home, "ops", url="nats://127.0.0.1:1", creds="$UNSET")  # empty: no creds
+    assert "creds" not in read_nats_context("ops", env).settings
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("$A/b", "x/b"), ("${A}b", "xb"), ("$", "$"), ("a$", "a$"), ("${}z", "z"), ("${A", "A"),
+    ("$1y", "y"), ("$Az", ""), ("$ A", "$ A"), ("${ A }", ""), ("$$", ""),
+])
+def test_variables_expand_as_gos_os_expandenv(text, want):
+    from jetlink.core.live.settings import _expand_env
+
+    assert _expand_env(text, {"A": "x"}) == want
+
+
+def test_natscli_credential_references_resolve(home, tmp_path):
+    """jsm.go natscontext resolvers: a password or token given as env://, file:// or
+    data: is what it names (its trailing newline cut); another scheme is a literal."""
+    (tmp_path / "pw").write_text("from-file\r\n")
+    env = env_with(home, MYPW="from-env\n", HOME=str(tmp_path))
+    for ref, want in (("env://MYPW", "from-env"), ("ENV://MYPW", "from-env"),
+                      ("file://~/pw", "from-file"), (f"file://{tmp_path}/pw", "from-file"),
+                      ("data:;base64,ZnJvbS1kYXRhCg==", "from-data"),
+                      ("data:text/plain;base64,ZnJvbS1kYXRh", "from-data"),
+                      ("http://not-a-reference", "http://not-a-reference"),
+                      ("p@ss:word", "p@ss:word"), ("C:\\pw", "C:\\pw")):
+        nats_ctx(home, "ops", url="nats://127.0.0.1:1", user="u", password=ref, token=ref)
+        got = read_nats_context("ops", env).settings
+        assert (got["password"], got["token"]) == (want, want), ref
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"user": "u", "password": "env://MYPW"},
+     "password 'env://MYPW': environment variable MYPW is not set"),
+    ({"token": "env://EMPTY"}, "token 'env://EMPTY': environment variable EMPTY is empty"),
+    ({"token": "file:///nowhere/tok"},
+     "token 'file:///nowhere/tok': can not read /nowhere/tok: No such file or directory"),
+    ({"user": "u", "password": "data:,c2VjcmV0"},
+     "password 'data:,...': a data: reference must declare ';base64' encoding "
+     "(data:;base64,...)"),
+    ({"user": "u", "password": "op://vault/nats/pw"},
+     "password 'op://vault/nats/pw': a 1Password reference (op://), read with 1Password's "
+     "op command, which jetlink does not resolve: give the password itself or an env://, "
+     "file:// or data: reference"),
+    ({"creds": "nsc://op/acct/user"},
+     "creds 'nsc://op/acct/user': an nsc reference (nsc://), read with the nsc command, "
+     "which jetlink does not resolve: give the credentials file's path or a file:// URL"),
+    ({"creds": "env://CREDS"},
+     "creds 'env://CREDS': jetlink reads the credentials from a file, not from an env: "
+     "reference: give the credentials file's path or a file:// URL"),
+    ({"nkey": "data:;base64,U1VBQQ=="},
+     "nkey 'data:;base64,...': jetlink reads the seed from a file, not from a data: "
+     "reference: give the seed file's path or a file:// URL"),
+    ({"ca": "env://CA"}, "ca 'env://CA': the env: scheme is not for a TLS file, a path or a "
+                         "file:// URL (natscli's rule)"),
+])
+def test_a_credential_reference_jetlink_can_not_follow_is_refused(home, monkeypatch, doc,
+                                                                  message):
+    """Never sent as written (a password 'env://MYPW'): resolved or refused naming the
+    file, the key and the scheme, and never showing a data: reference's payload."""
+    monkeypatch.delenv("MYPW", raising=False)
+    monkeypatch.setenv("EMPTY", "")
+    nats_ctx(home, "ops", url="nats://127.0.0.1:1", **doc)
+    path = home / "nats" / "context" / "ops.json"
+    res = jl("--nats-context", "ops", "stream", "ls")
+    assert (res.exit_code, res.stderr) == (
+        1, f"jetlink: error: natscli context {path}: {message}\n")
+    assert "c2VjcmV0" not in res.stderr and "U1VBQQ" not in res.stderr
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"tls_first": "false"}, 'tls_first must be true or false, not "false" (a string)'),
+    ({"tls_first": 1}, "tls_first must be true or false, not 1 (a number)"),
+    ({"url": 5}, "url must be a string, not 5 (a number)"),
+    ({"creds": ["a"]}, 'creds must be a string, not ["a"] (an array)'),
+    ({"description": {}}, "description must be a string, not {} (an object)"),
+    ({"password": 1234}, "password must be a string, not a number"),  # (not shown)
+    ({"windows_ca_certs_match": ["a", 1]},
+     'windows_ca_certs_match must be a list of strings, not ["a", 1] (an array)'),
+    ({"TLS_First": "yes"}, "tls_first ('TLS_First') must be true or false, not \"yes\" "
+                           "(a string)"),
+])
+def test_a_natscli_context_value_of_the_wrong_json_type_is_refused(home, doc, message):
+    """natscli decodes its context with json.Unmarshal into typed fields: a value of
+    another type (a string "false" for tls_first) fails to load; so it does here, named,
+    rather than turning TLS-first on."""
+    nats_ctx(home, "ops", **doc)
+    path = home / "nats" / "context" / "ops.json"
+    with pytest.raises(JetlinkError) as err:
+        read_nats_context("ops", env_with(home))
+    assert err.value.description == (f"natscli context {path}: {message}: natscli refuses "
+                                      "this file too")
+
+
+def test_natscli_context_keys_match_in_any_case_and_null_is_unset(home):
+    """Go's json.Unmarshal: a member names its field in any case (the last one wins); null
+    leaves it unset; tls_first false is off."""
+    (home / "nats" / "context" / "ops.json").write_text(
+        '{"url": "nats://a:1", "URL": "nats://b:1", "User": "u", "password": null, '
+        '"tls_first": false, "inbox_prefix": "_X"}')
+    got = read_nats_context("ops", env_with(home)).settings
+    assert got == {"servers": "nats://b:1", "user": "u", "inbox_prefix": "_X"}

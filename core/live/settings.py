@@ -153,7 +153,10 @@ def validate_nats_context_name(name: object) -> None:
 
 
 def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:
-    """natscli's context NAME (JetlinkError naming the file when missing or broken)."""
+    """natscli's context NAME (JetlinkError naming the file when missing or broken), read
+    as jsm.go natscontext loads it: each key's JSON type checked (:func:`_settings_fields`),
+    ``$VAR`` and ``~`` expanded in the file keys, credential references resolved or refused
+    (:func:`_reference`)."""
     validate_nats_context_name(name)
     path = nats_context_path(name, environ)
     directory = path.parent
@@ -169,7 +172,7 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
         raise JetlinkError(f"can not read natscli context {path}: {exc.strerror}",
                            field="nats_context") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_JsonObject)
     except ValueError as exc:
         from ..numbers import reason
 
@@ -178,30 +181,281 @@ def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> Na
     except RecursionError:
         raise JetlinkError(f"natscli context {path} is not valid JSON: {TOO_DEEP}",
                            field="nats_context") from None
-    if not isinstance(doc, dict):
+    if not isinstance(doc, _JsonObject):
         raise JetlinkError(f"natscli context {path} is not a JSON object", field="nats_context")
+    fields = _settings_fields(doc, path)
     for key, why in _NATS_UNSUPPORTED.items():
-        if doc.get(key) not in (None, "", False):
+        if fields.get(key) not in (None, "", False):
             # (a credential is never shown: only that it is set)
-            shown = f"{key} (set)" if key == "user_jwt" else f"{key} {doc.get(key)!r}"
+            shown = f"{key} (set)" if key == "user_jwt" else f"{key} {fields.get(key)!r}"
             raise JetlinkError(f"natscli context {path}: {shown} is not supported by "
                                f"jetlink: {why}", field="nats_context")
+    env = os.environ if environ is None else environ
     settings: dict[str, Any] = {}
     for key, fld in NATS_KEYS.items():
-        value = doc.get(key)
+        value = fields.get(key)
+        if key in _EXPANDED and isinstance(value, str):
+            value = _expand_home(value, env)  # jsm.go natscontext expand(), at load
         if value in (None, "", False):
             continue
-        if fld == "tls_first":
-            settings[fld] = bool(value)
-            continue
-        if not isinstance(value, str):
-            raise JetlinkError(f"natscli context {path}: {key} must be a string",
-                               field="nats_context")
-        if fld in ("creds", "nkey", "tls_cert", "tls_key", "tls_ca"):
-            value = os.path.expanduser(value)
+        if isinstance(value, str):
+            value = _reference(key, value, path, env)
         settings[fld] = value
-    description = doc.get("description") if isinstance(doc.get("description"), str) else ""
-    return NatsContext(name, path, settings, description or "")
+    description = fields.get("description") or ""
+    return NatsContext(name, path, settings, description)
+
+
+class _JsonObject(dict[str, Any]):
+    """A JSON object as json.loads reads it, its members in order, repeated keys too
+    (Go's json.Unmarshal decodes them one after the other: the last one wins)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+#: the JSON type of each key of a natscli context (jsm.go natscontext ``settings``, which
+#: natscli decodes with json.Unmarshal: a file giving a key another type, null aside, is
+#: refused at load)
+_NATS_TYPES: dict[str, type] = {
+    **dict.fromkeys(("name", "description", "url", "socks_proxy", "token", "user",
+                     "password", "creds", "nkey", "cert", "key", "ca", "nsc",
+                     "jetstream_domain", "jetstream_api_prefix", "jetstream_event_prefix",
+                     "inbox_prefix", "user_jwt", "user_seed", "color_scheme",
+                     "windows_cert_store", "windows_cert_match_by", "windows_cert_match"), str),
+    "tls_first": bool,
+    "windows_ca_certs_match": list,
+}
+_SECRET_KEYS = ("token", "password", "user_jwt", "user_seed")
+#: the keys jsm.go natscontext ``expand`` passes through expandHomedir when it loads a file
+_EXPANDED = ("creds", "nkey", "cert", "key", "ca")
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _settings_fields(doc: _JsonObject, path: Path) -> dict[str, Any]:
+    """The natscli settings a context file's object gives, as Go's json.Unmarshal decodes
+    it into jsm.go's ``settings``: a member names a key exactly or in another case (``URL``
+    is ``url``), the last one wins, null leaves a key as it was, unknown members are
+    ignored; a value of another JSON type is a JetlinkError naming the file, the key, the
+    value and the type natscli wants (natscli refuses such a file too)."""
+    fields: dict[str, Any] = {}
+    for member, value in doc.pairs:
+        key = member if member in _NATS_TYPES else next(
+            (k for k in _NATS_TYPES if k.casefold() == member.casefold()), None)
+        if key is None or value is None:
+            continue
+        want = _NATS_TYPES[key]
+        ok = isinstance(value, want) and (
+            not isinstance(value, list) or all(isinstance(v, (str, type(None))) for v in value))
+        if not ok:
+            expected = {str: "a string", bool: "true or false",
+                        list: "a list of strings"}[want]
+            kind = _json_kind(value)  # (a secret's value is not shown)
+            shown = kind if key in _SECRET_KEYS else (
+                f"{_clipped(json.dumps(value, ensure_ascii=False))} ({kind})")
+            named = key if member == key else f"{key} ({member!r})"
+            raise JetlinkError(f"natscli context {path}: {named} must be {expected}, not "
+                               f"{shown}: natscli refuses this file too", field="nats_context")
+        fields[key] = value
+    return fields
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _expand_env(text: str, environ: Mapping[str, str]) -> str:
+    """Go's os.ExpandEnv over ``environ``: ``$NAME`` and ``${NAME}`` are the variable's
+    value ('' when unset); ``$`` and one of ``*#$@!?-`` or a digit is that one-character
+    name; ``${}`` and an unclosed ``${`` are dropped; a ``$`` before anything else, or at
+    the end, stays."""
+    out: list[str] = []
+    i = j = 0
+    n = len(text)
+    while j < n:
+        if text[j] == "$" and j + 1 < n:
+            out.append(text[i:j])
+            name, width = _shell_name(text, j + 1)
+            if name:
+                out.append(environ.get(name, ""))
+            elif not width:
+                out.append("$")
+            j += width
+            i = j + 1
+        j += 1
+    if not out:
+        return text
+    return "".join(out) + text[i:]
+
+
+_SPECIAL = set("*#$@!?-0123456789")
+
+
+def _shell_name(text: str, start: int) -> tuple[str, int]:
+    """Go os.Expand's getShellName of ``text[start:]``: the name and how many characters
+    it takes (a name of '' with a width: bad syntax, dropped)."""
+    s = text[start:]
+    if s[0] == "{":
+        if len(s) > 2 and s[1] in _SPECIAL and s[2] == "}":
+            return s[1], 3
+        close = s.find("}", 1)
+        if close == 1:
+            return "", 2
+        if close < 0:
+            return "", 1
+        return s[1:close], close + 1
+    if s[0] in _SPECIAL:
+        return s[0], 1
+    m = re.match(r"[A-Za-z0-9_]*", s, re.ASCII)
+    width = m.end() if m else 0
+    return s[:width], width
+
+
+def _expand_home(path: str, environ: Mapping[str, str]) -> str:
+    """jsm.go natscontext expandHomedir: environment variables first (os.ExpandEnv), then
+    a leading ``~`` is the home directory (that character replaced, whatever follows)."""
+    path = _expand_env(path, environ)
+    if not path.startswith("~"):
+        return path
+    home = environ.get("HOME") or os.path.expanduser("~")
+    return home + path[1:]
+
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+_HOST_CHARS = re.compile(r"[A-Za-z0-9\-_.~!$&'()*+,;=:\[\]<>\"%\x80-\U0010ffff]*")
+_USERINFO_CHARS = re.compile(r"[A-Za-z0-9\-_.:~!$&'()*+,;=%@]*")
+
+
+def _scheme(ref: str) -> str:
+    """jsm.go natscontext parseScheme: the URI scheme of ``ref``, lower case, as Go's
+    net/url reads it; '' for a plain value, a one-letter scheme (a Windows drive, ``C:``)
+    and a value net/url refuses to parse (a control character, a host or port no URL
+    has)."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in ref):
+        return ""
+    m = _SCHEME.match(ref)
+    if not m or len(m.group(1)) < 2:
+        return ""
+    rest = ref[m.end():].split("#", 1)[0]
+    if rest.startswith("//"):
+        authority = re.split(r"[/?]", rest[2:], maxsplit=1)[0]
+        userinfo, _, host = authority.rpartition("@")
+        if not _USERINFO_CHARS.fullmatch(userinfo):
+            return ""
+        if not host.startswith("["):
+            if not _HOST_CHARS.fullmatch(host):
+                return ""
+            port = host.rpartition(":")[2] if ":" in host else ""
+            if port and not port.isdigit():
+                return ""
+    return m.group(1).lower()
+
+
+def _trim_scheme(ref: str, prefix: str) -> str:
+    """jsm.go natscontext trimSchemePrefix: ``ref`` without ``prefix`` (in any case)."""
+    return ref[len(prefix):] if ref[:len(prefix)].lower() == prefix else ref
+
+
+#: the schemes of natscli's credential resolvers that need a program or a service jetlink
+#: does not run: refused naming them (natscli would resolve them)
+_EXTERNAL = {"op": "a 1Password reference (op://), read with 1Password's op command",
+             "nsc": "an nsc reference (nsc://), read with the nsc command"}
+_LITERALS = ("password", "token")  # jsm.go NATSOptions: resolveLiteral
+
+
+def _reference(key: str, value: str, path: Path, environ: Mapping[str, str]) -> str:
+    """A natscli context's value as natscli uses it (jsm.go natscontext NATSOptions): a
+    password or token naming an env://, file:// or data: reference is what that gives
+    (resolveLiteral: its trailing newlines cut), another scheme is taken literally; a
+    creds, nkey, cert, key or ca file is a path or a file:// URL (filePathFromRef, ``~`` and
+    ``$VAR`` expanded again). A reference jetlink can not follow (op://, nsc://, or a creds
+    or nkey held in env:// or data:) is a JetlinkError naming the file, the key and the
+    scheme."""
+    scheme = _scheme(value)
+    # (a data: reference shown without its data: that is the secret)
+    shown = repr(_clipped(value) if scheme != "data" else value.partition(",")[0] + ",...")
+    where = f"natscli context {path}: {key} {shown}"
+    if key in _LITERALS:
+        if scheme in _EXTERNAL:
+            raise JetlinkError(f"{where}: {_EXTERNAL[scheme]}, which jetlink does not "
+                               f"resolve: give the {key} itself or an env://, file:// or "
+                               "data: reference", field="nats_context")
+        if scheme not in ("env", "file", "data"):
+            return value
+        return _resolve(scheme, value, where, environ)
+    if key not in _EXPANDED:
+        return value
+    if scheme in ("", "file"):
+        return _expand_home(_trim_scheme(value, "file://"), environ)
+    what = "credentials" if key == "creds" else "seed" if key == "nkey" else ""
+    if not what:
+        why = f"the {scheme}: scheme is not for a TLS file, a path or a file:// URL " \
+              "(natscli's rule)"
+    elif scheme in _EXTERNAL:
+        why = f"{_EXTERNAL[scheme]}, which jetlink does not resolve"
+    elif scheme in ("env", "data"):
+        why = (f"jetlink reads the {what} from a file, not from "
+               f"{'an' if scheme == 'env' else 'a'} {scheme}: reference")
+    else:
+        why = f"natscli resolves no {scheme}: scheme either"
+    instead = f": give the {what} file's path or a file:// URL" if what else ""
+    raise JetlinkError(f"{where}: {why}{instead}", field="nats_context")
+
+
+def _resolve(scheme: str, ref: str, where: str, environ: Mapping[str, str]) -> str:
+    """What an env://, file:// or data: reference holds (jsm.go natscontext's envResolver,
+    fileResolver, dataResolver), its trailing CR and LF cut (resolveLiteral); a
+    JetlinkError naming ``where`` when it holds nothing."""
+    data: bytes
+    if scheme == "env":
+        var = _trim_scheme(ref, "env://")
+        if not var:
+            raise JetlinkError(f"{where}: env:// names no variable", field="nats_context")
+        if var not in environ:
+            raise JetlinkError(f"{where}: environment variable {var} is not set",
+                               field="nats_context")
+        if not environ[var]:
+            raise JetlinkError(f"{where}: environment variable {var} is empty",
+                               field="nats_context")
+        return environ[var].rstrip("\r\n")
+    if scheme == "file":
+        file = _expand_home(_trim_scheme(ref, "file://"), environ)
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise JetlinkError(f"{where}: can not read {file}: {exc.strerror or exc}",
+                               field="nats_context") from None
+    else:
+        import base64
+        import binascii
+
+        header, comma, payload = _trim_scheme(ref, "data:").partition(",")
+        if not comma:
+            raise JetlinkError(f"{where}: a data: reference needs a ',' before its data",
+                               field="nats_context")
+        if "base64" not in (part.strip() for part in header.split(";")):
+            raise JetlinkError(f"{where}: a data: reference must declare ';base64' "
+                               "encoding (data:;base64,...)", field="nats_context")
+        try:
+            data = base64.b64decode(payload.replace("\r", "").replace("\n", ""),
+                                    validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise JetlinkError(f"{where}: its base64 data does not decode ({exc})",
+                               field="nats_context") from None
+    try:
+        return data.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as exc:
+        raise JetlinkError(f"{where}: what it holds is not UTF-8 text (byte {exc.start})",
+                           field="nats_context") from None
 
 
 #: natscli context keys that change how it connects and that jetlink cannot honour: a
