@@ -929,3 +929,43 @@ def test_sigint_stops_serve_with_status_130_from_a_background_job(tmp_path):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert code == 130, (code, err)
     assert "Traceback" not in err, err
+
+
+def test_mirror_topic_name_pattern_is_read_as_java_reads_it(tmp_path):
+    """Confluent's server matches mirror_topic_name_pattern with java.util.regex: Java's
+    named groups, quoting and POSIX classes select what they select there; what Python
+    would read otherwise (a class intersection) is a 400 naming it, the pattern quoted as
+    sent, nothing paused."""
+    data = tmp_path / "data"
+    dd = DataDir(data)
+    for name in ("kwest", "keast"):
+        dd.add_cluster(name, "kafka")
+    k = Kafka(dd.open("kwest"), SystemClock())
+    for topic in ("orders", "payments"):
+        k.create_topic(topic, 1)
+    dd.close()
+    server = Server(data, tmp_path)
+    try:
+        http = httpx.Client(base_url=server.url + "/kafka/v3/clusters/keast/links",
+                            headers={"Content-Type": "application/json"}, timeout=60)
+        http.post("", params={"link_name": "L"}, json={"source_cluster_id": "kwest"}
+                  ).raise_for_status()
+        for topic in ("orders", "payments"):
+            http.post("/L/mirrors", json={"source_topic_name": topic}).raise_for_status()
+        for pattern, selected in (("(?<x>or)ders", ["orders"]), (r"\Qorders\E", ["orders"]),
+                                  (r"\p{Lower}+", ["orders", "payments"])):
+            r = http.post("/L/mirrors:pause", params={"validate_only": "true"},
+                          json={"mirror_topic_name_pattern": pattern})
+            assert r.status_code == 200, (pattern, r.text)
+            assert sorted(d["mirror_topic_name"] for d in r.json()["data"]) == selected
+        r = http.post("/L/mirrors:pause", json={"mirror_topic_name_pattern": "[a-z&&[^x]]+"})
+        assert (r.status_code, r.json()) == (400, {"error_code": 40002, "message": (
+            "mirror_topic_name_pattern '[a-z&&[^x]]+': the class intersection && at 4 is "
+            "read otherwise here: list the characters the class keeps (a Java regular "
+            "expression)")})
+        states = {m["mirror_topic_name"]: m["mirror_status"]
+                  for m in http.get("/L/mirrors").json()["data"]}
+        assert states == {"orders": "ACTIVE", "payments": "ACTIVE"}
+        assert "Warning" not in server.stderr()
+    finally:
+        server.stop()

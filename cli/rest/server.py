@@ -173,6 +173,7 @@ import sqlite3
 import sys
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -939,12 +940,17 @@ def _selected_mirrors(call: Call, m: Any, link: str,
         if not isinstance(pattern, str) or len(pattern) > PATTERN_MAX:
             raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern: a regular "
                                               f"expression of at most {PATTERN_MAX} characters")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: "
-                                              f"{exc}") from None
-        return _matching(pattern, (candidates or m.topics_of)(link))
+        from jetlink.core.kafka.javaregex import JavaRegexError, to_python
+
+        try:  # Java's syntax, as Confluent's server reads it (core/kafka/javaregex.py)
+            python = to_python(pattern)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # (sets read as Java's)
+                re.compile(python)
+        except (JavaRegexError, re.error) as exc:
+            raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {_shown(pattern)}: "
+                                              f"{exc} (a Java regular expression)") from None
+        return _matching(python, (candidates or m.topics_of)(link), shown=pattern)
     raise RestError(400, 400, "mirror_topic_names or mirror_topic_name_pattern is required")
 
 
@@ -956,7 +962,12 @@ _MATCH = ("import json, re, sys\n"
           "print(json.dumps([n for n in d['n'] if r.fullmatch(n)]))\n")
 
 
-def _matching(pattern: str, names: list[str]) -> list[str]:
+def _shown(pattern: str) -> str:
+    """A client's pattern as it sent it, quoted (no escapes doubled), cut when long."""
+    return "'" + (pattern if len(pattern) <= 80 else pattern[:77] + "...") + "'"
+
+
+def _matching(pattern: str, names: list[str], *, shown: str | None = None) -> list[str]:
     """The ``names`` a client's regular expression matches whole, matched in a child
     interpreter stopped after :data:`PATTERN_SECONDS`: a pattern whose backtracking
     explodes (``(a+)+`` against a long name) never holds the engine, and so every other
@@ -967,18 +978,19 @@ def _matching(pattern: str, names: list[str]) -> list[str]:
     if not names:
         return []
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", _MATCH],
+        done = subprocess.run([sys.executable, "-I", "-S", "-W", "ignore", "-c", _MATCH],
                               input=json.dumps({"p": pattern, "n": names}),
                               capture_output=True, text=True, timeout=PATTERN_SECONDS,
                               check=True)
     except subprocess.TimeoutExpired:
-        raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern {pattern!r}: matching "
+        raise RestError(400, BAD_REQUEST, f"mirror_topic_name_pattern "
+                                          f"{_shown(shown or pattern)}: matching "
                                           f"it took longer than {PATTERN_SECONDS:g} s (its "
                                           "backtracking explodes): give a simpler pattern "
                                           "or mirror_topic_names") from None
     except (OSError, subprocess.CalledProcessError) as exc:
-        raise RestError(500, 500, f"mirror_topic_name_pattern {pattern!r}: could not be "
-                                  f"matched: {exc}") from None
+        raise RestError(500, 500, f"mirror_topic_name_pattern {_shown(shown or pattern)}: "
+                                  f"could not be matched: {exc}") from None
     found: list[str] = json.loads(done.stdout)
     return found
 
