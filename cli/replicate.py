@@ -75,7 +75,8 @@ def replicate(
     (STREAM@CLUSTER), the kind, the messages copied, the lag left and the error, if any (an
     origin in a cluster that is down, a target at its limits), then a summary. Exit status 1
     when an agreement or a link reports an error (the report is printed all the same), 0
-    otherwise.
+    otherwise. Every cluster is replicated into: --cluster is no filter (said so; a
+    cluster the data directory does not hold is an error).
 
     --follow keeps going until Ctrl-C (exit status 130): a live table on a terminal, one
     line per agreement with activity otherwise, JSON lines with --json (one line per step
@@ -95,6 +96,7 @@ def replicate(
                     "pause between steps, e.g. 1s)")
     store = data_dir(app, step=False)
     store.check_exists()  # (a data directory that does not exist holds nothing to copy)
+    _cluster_given(app, ctx, store)
     clock = common.make_clock()
     if follow:
         _follow(app, store, clock, pause)
@@ -116,6 +118,23 @@ def replicate(
         output.notice(app, f"jetlink: {failing} in error: exit status 1")
     if failing or broken:
         raise typer.Exit(ExitCode.FAILED)
+
+
+def _cluster_given(app: App, ctx: typer.Context, store: Any) -> None:
+    """replicate runs over every cluster of the data directory: a --cluster typed on its
+    command line is said to be no filter, and one the data directory does not hold is the
+    error a typo deserves (one from the environment or a context is left alone)."""
+    from jetlink.core.errors import NotFoundError, not_found
+
+    root = ctx.find_root()
+    if common.parameter_source(root, "cluster") != "COMMANDLINE":
+        return
+    names = store.cluster_names()
+    if app.cluster not in names:
+        raise not_found(NotFoundError(f"cluster {app.cluster} not found", field="cluster"),
+                        app.cluster, names)
+    output.notice(app, f"jetlink: notice: --cluster {app.cluster} is no filter here: "
+                       "replicate copies into every cluster of the data directory")
 
 
 # -- the catch-up progress bar -------------------------------------------------------------------

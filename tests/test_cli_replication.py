@@ -1260,6 +1260,18 @@ def test_replicate_names_the_agreements_of_a_cluster_that_is_down(jl):
     assert doc(jl("--cluster", "west", "stream", "info", "BK", "-j"))["state"]["messages"] == 1
 
 
+def test_replicate_says_cluster_is_no_filter_and_refuses_an_unknown_one(jl):
+    """replicate copies into every cluster: a --cluster on its command line is said to be
+    no filter, and a typo is the error with the closest name (nothing copied)."""
+    ok(jl("cluster", "add", "west"))
+    r = jl("--cluster", "wset", "replicate")
+    assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster wset not found: did you "
+                                          "mean west?\n")
+    r = ok(jl("--cluster", "west", "replicate"))
+    assert r.stderr == ("jetlink: notice: --cluster west is no filter here: replicate "
+                        "copies into every cluster of the data directory\n")
+
+
 def _source_seqs(jl, stream):
     return [(s["name"], s.get("seq")) for s in doc(jl("stream", "info", stream, "-j"))["sources"]]
 
