@@ -103,6 +103,15 @@ async def settle(pilot):
     await pilot.pause()
 
 
+async def until(pilot, fn, what):
+    """Let the app run until ``fn()`` is truthy (wait_until's rule, on the pilot's loop:
+    the app runs meanwhile); AssertionError naming ``what`` after WAIT_TIMEOUT."""
+    deadline = time.monotonic() + WAIT_TIMEOUT
+    while not fn():
+        assert time.monotonic() < deadline, f"{what}: not reached within {WAIT_TIMEOUT:g}s"
+        await pilot.pause(0.05)
+
+
 def cells(app, table):
     from textual.widgets import DataTable
 
@@ -468,10 +477,11 @@ def test_a_refused_promotion_shows_the_error_text(demo):
     assert mirror_status(path) == "ACTIVE"
 
 
-def test_promote_a_nats_mirror(demo):
+def test_promote_a_nats_mirror(demo, jl):
     """P needs the origin reachable: west is down, so it is refused, pointing to F. F with
-    the positions synced shows the CLI's dry run in its dialog, line by line, then fails
-    over with the subjects west had when they were synced."""
+    the positions synced shows the CLI's dry run in its dialog, line by line, its warnings
+    first (``stream failover --dry-run``'s: west takes orders.> again once it answers),
+    then fails over with the subjects west had when they were synced."""
     from jetlink.cli.promotion import promotion_columns
     from jetlink.core import dr
     from jetlink.core.backend import EmbeddedBackend
@@ -489,7 +499,14 @@ def test_promote_a_nats_mirror(demo):
                          positions=backend.positions())
     columns = promotion_columns(dry.to_json(), label="Stream BACKUP@east")
     columns.heading = None
-    expected = ["BACKUP@east can be failed over", *(t.rstrip() for t in columns.lines())]
+    cli = jl("--data-dir", str(path), "--cluster", "east", "stream", "failover", "BACKUP",
+             "--dry-run")
+    assert cli.exit_code == 0, cli.output
+    warned = [ln.replace("jetlink: warning: ", "Warning: ", 1) for ln in
+              cli.stderr.splitlines() if ln.startswith("jetlink: warning: ")]
+    assert warned and "until it is fenced" in warned[0]
+    expected = ["BACKUP@east can be failed over", *warned,
+                *(t.rstrip() for t in columns.lines())]
     app = make_app(demo)
 
     async def steps(pilot):
@@ -513,7 +530,9 @@ def test_promote_a_nats_mirror(demo):
     assert "fail over instead" in refused[0]
     assert shown == expected
     assert "Subjects: orders.> (the origin's, as last synced)" in [t.strip() for t in shown]
-    assert "Stream BACKUP@east was failed over: it no longer mirrors ORDERS@west" in said
+    # (at 100 columns the line gives way in its middle: the count of the notice's lines
+    # stays in view)
+    assert "Stream BACKUP@east was failed over: it " in said and said.endswith(" in notice")
     info = stream_info(path, "east", "BACKUP")
     assert "mirror" not in info["config"] and info["config"]["subjects"] == ["orders.>"]
 
@@ -1534,3 +1553,188 @@ def test_question_mark_shows_the_keys_of_what_is_selected_and_closes_them(demo):
         return shown, closed, bool(app.screen.query(HelpPanel))
 
     assert drive(app, steps) == (True, True, True)
+
+
+# -- a failed-over mirror topic, a damaged source, the feed's cluster, Ctrl-C, the line ------
+
+
+def test_an_unfenced_returned_source_topic_is_a_split_brain_and_no_stream_agreement(demo, jl):
+    """orders@keast failed over while kwest answers: dr check calls its old source topic,
+    unfenced and taking writes, a split brain (CRITICAL); the Regions tab and
+    dashboard --json count it so. It is a mirror topic (the Links tab's): no row among the
+    streams' agreements."""
+    path, clock = demo
+    dd = DataDir(path)
+    [res] = Mirrors(dd, "keast", clock).failover(["orders"], "dr")
+    dd.close()
+    assert res.ok
+    check = jl("--data-dir", str(path), "--cluster", "keast", "dr", "check")
+    assert check.exit_code == 2 and "(a split brain)" in check.stdout, check.stdout
+    doc = jl("--data-dir", str(path), "dashboard", "--json")
+    assert doc.exit_code == 0, doc.output
+    [kwest] = [r for r in json.loads(doc.stdout)["regions"] if r["region"] == "kwest"]
+    assert (kwest["split_brain"], kwest["unfenced"], kwest["fenced"]) == (1, 0, 0)
+    assert [(m["name"], m["old_origin"], m["split_brain"]) for m in kwest["members"]] == [
+        ("dr/orders", "unfenced", True)]
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("7")
+        regions = cells(app, "regions")
+        await pilot.press("2")
+        return regions, cells(app, "agreements")
+
+    regions, agreements = drive(app, steps)
+    assert [r[:2] for r in regions if r[0] == "kwest"] == [["kwest", " 1 "]]
+    assert not [a for a in agreements if a[0] == "orders@keast"], agreements
+
+
+def test_a_damaged_source_cluster_leaves_the_targets_own_topics_and_groups(demo):
+    """kwest's database overwritten: keast (its link's target) still shows its topics and
+    groups; its link is a row with kwest's error, keast's own row has none."""
+    path, clock = demo
+    healthy = load(path, clock)
+    (path / "kwest.db").write_bytes(os.urandom(5000))
+    snap = load(path, clock)
+    rows = {c.name: c for c in snap.clusters}
+    assert rows["kwest"].damaged and not rows["keast"].error
+    assert (rows["keast"].topics, rows["keast"].links) == (1, 1)
+    assert [g for g in snap.groups if g.cluster == "keast"] == [
+        g for g in healthy.groups if g.cluster == "keast"] != []
+    [link] = snap.links
+    assert (link.cluster, link.name, link.mirrors) == ("keast", "dr", 1)
+    assert link.error.startswith("cluster kwest: ") and "not a SQLite database" in link.error
+
+
+def test_the_feed_refuses_a_cluster_the_data_directory_does_not_have(demo):
+    """monitor.>@wets: no cluster wets, refused with the closest name, in the feed and on
+    the status line; a subject without @ in the default cluster local, which the data
+    directory does not have, likewise: the dashboard creates no cluster."""
+    path, _ = demo
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from textual.widgets import RichLog
+
+        await pilot.press("6", *"monitor.>@wets", "enter")
+        log = app.query_one("#feed-log", RichLog)
+        await until(pilot, lambda: len(log.lines) >= 2, "the feed's refusal")
+        wets = ([line.text for line in log.lines], status(app))
+        await pilot.press("6")
+        box = app.query_one("#feed-subject")
+        box.value = "monitor.>"
+        await pilot.press("6")
+        box.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: len(log.lines) >= 4, "the feed's second refusal")
+        return wets, [line.text for line in log.lines][2:], status(app)
+
+    (lines, said), local, said_local = drive(app, steps, size=(200, 30))
+    assert lines == ["Subscribing on monitor.> in cluster wets",
+                     "jetlink: error: cluster wets not found: did you mean west?"]
+    assert said.endswith("Feed of monitor.> stopped: cluster wets not found: did you mean "
+                         "west?")
+    assert local == ["Subscribing on monitor.> in cluster local",
+                     "jetlink: error: cluster local not found"]
+    assert said_local.endswith("Feed of monitor.> stopped: cluster local not found")
+    assert sorted(p.name for p in path.glob("*.db")) == [
+        "east.db", "keast.db", "kwest.db", "west.db"]
+
+
+def test_ctrl_c_ends_the_dashboard_interrupted(demo):
+    """Ctrl-C quits (never Textual's "press ctrl+q"), also from a dialog or the filter box,
+    with the return code the command exits with: 130, interrupted."""
+    codes = []
+    for keys in (["ctrl+c"], ["slash", "o", "ctrl+c"], ["4", "F", "ctrl+c"]):
+        app = make_app(demo)
+
+        async def steps(pilot, keys=keys):
+            await pilot.press(*keys)
+            await until(pilot, lambda: not app.is_running, "the app ended")  # noqa: B023
+
+        drive(app, steps)
+        codes.append(app.return_code)
+    assert codes == [130, 130, 130]
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigint"])
+def test_the_command_exits_130_on_ctrl_c_and_sigint(demo, how):
+    """`jetlink dashboard` in a terminal: Ctrl-C typed, or SIGINT sent to it (kill -INT),
+    ends it with 130, as docs/exit-codes.md says of every command."""
+    import fcntl
+    import pty
+    import select
+    import signal
+    import struct
+    import termios
+
+    from helpers import wait_until
+
+    path, _ = demo
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["TERM"] = "xterm-256color"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the command in a terminal
+        os.execve(sys.executable, [sys.executable, "-m", "jetlink.cli.main", "--data-dir",
+                                   str(path), "dashboard"], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    seen = bytearray()
+    ended: dict[str, int] = {}
+
+    def read() -> bytes:
+        while select.select([fd], [], [], 0.05)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen.extend(chunk)
+        return bytes(seen)
+
+    def exited() -> bool:
+        read()
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            ended["code"] = os.waitstatus_to_exitcode(status)
+        return bool(done)
+
+    try:
+        wait_until(lambda: b"keast" in read(), message="the dashboard on the terminal")
+        if how == "ctrl-c":
+            os.write(fd, b"\x03")
+        else:
+            os.kill(pid, signal.SIGINT)
+        wait_until(exited, message="the dashboard ended")
+    finally:
+        if not ended:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+    assert ended["code"] == 130
+    assert b"ctrl+q" not in seen  # (never Textual's "press ctrl+q to quit")
+
+
+def test_the_status_line_keeps_the_end_an_operator_needs(demo):
+    """At 80 to 120 columns an outcome too long for the one-line status keeps its count of
+    the notice's lines (said short) and a cancel its "nothing changed": the middle gives
+    way."""
+    outcome = actions.Outcome(True, "Region failover of west: 2 done, 0 done earlier, 0 "
+                              "skipped, 0 failed", ["one", "two", "three"])
+
+    async def steps(pilot):
+        app = pilot.app
+        app._say(outcome)
+        await pilot.pause()
+        said = status(app)
+        app.message = ("Purge of stream " + "L" * 60 + "@east: cancelled, nothing changed")
+        app._render_status()
+        await pilot.pause()
+        return said, status(app), app.query_one("#status").content_size.width
+
+    for size in ((80, 24), (100, 30), (120, 30)):
+        said, cancelled, width = drive(make_app(demo, label="/srv/replication/dr-data"),
+                                       steps, size=size)
+        assert len(said) <= width and len(cancelled) <= width, (said, cancelled)
+        assert said.endswith(" · +3 in notice") and "Region fail" in said, said
+        assert cancelled.endswith("…, nothing changed"), cancelled

@@ -87,9 +87,12 @@ def dashboard(
                            "in one, or use --json for one snapshot of its data")
     from jetlink.cli.dashboard.app import create_app
 
-    create_app(data, clock=clock, scope=scope, refresh=interval, feed=feed,
-               feed_cluster=app.cluster, source=source, loader=source.load,
-               label=source.label).run()
+    dash = create_app(data, clock=clock, scope=scope, refresh=interval, feed=feed,
+                      feed_cluster=app.cluster, source=source, loader=source.load,
+                      label=source.label)
+    dash.run()
+    if dash.return_code:  # Ctrl-C or SIGINT: interrupted, as every command (130)
+        raise typer.Exit(dash.return_code)
 
 
 def register(app: typer.Typer) -> None:

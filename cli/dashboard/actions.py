@@ -64,14 +64,15 @@ class Source:
         # jetlink's replication runs here (s, f); a live server replicates by itself
         self.replicates = unopened.replicates
         self.label = unopened.label
+        self.answered: Any = None  # a live server's last snapshot (shown while it is silent)
 
-    def open(self, clock: Clock, *, step: bool = True,
+    def open(self, clock: Clock, *, step: bool = True, create: bool = True,
              on_step_error: Callable[[Exception], Any] | None = None) -> Backend:
         from jetlink.core.backend import open_backend
         from jetlink.core.store.datadir import LOCAL
 
         return open_backend(self.target, self.path, LOCAL, lambda: clock, step=step,
-                            on_step_error=on_step_error)
+                            create=create, on_step_error=on_step_error)
 
     def check(self, clock: Clock, scope: str | None) -> None:
         """What would make the dashboard show nothing of what was asked, refused as a read
@@ -92,13 +93,24 @@ class Source:
 
     def load(self, path: Path, clock: Clock, *, clusters: Any = None) -> Any:
         """A snapshot (cli/dashboard/data.py): every cluster of a data directory, or the
-        live server's JetStream domain."""
-        from jetlink.cli.dashboard.data import add_readiness, load, load_live
+        live server's JetStream domain; a server that does not answer (no connection, or
+        its INFO unanswered) is its row's error, the last snapshot it answered kept
+        beside it, said stale (data.py ``unanswered``)."""
+        from jetlink.cli.dashboard.data import add_readiness, load, load_live, unanswered
+        from jetlink.core.errors import LiveError
 
+        last = self.answered
         with self.open(clock, step=False) as backend:
-            return backend.either(
-                data_dir=lambda dd: load(dd.path, clock, clusters=clusters),
-                server=lambda js: add_readiness(load_live(js, clock), backend, clock))
+            try:
+                snap = backend.either(
+                    data_dir=lambda dd: load(dd.path, clock, clusters=clusters),
+                    server=lambda js: add_readiness(load_live(js, clock, last), backend,
+                                                    clock))
+            except LiveError as err:  # no connection: the server's row says why
+                return unanswered(self.target.shown_url, err, clock, last)
+        if self.target is not None and all(c.answers for c in snap.clusters):
+            self.answered = snap
+        return snap
 
     def run(self, clock: Clock, action: Callable[[Any, Clock], Outcome], *,
             step_after: bool = True) -> Outcome:
@@ -129,7 +141,12 @@ class Source:
 
     @contextmanager
     def jetstream(self, cluster: str, clock: Clock) -> Iterator[Any]:
-        with self.open(clock, step=False) as backend:
+        """The JetStream API the feed subscribes on: the live server's, or that of the data
+        directory's cluster ``cluster``, which must exist (a NotFoundError with the closest
+        name, as a read verb's: the dashboard creates no cluster, ``local`` neither)."""
+        with self.open(clock, step=False, create=False) as backend:
+            backend.either(data_dir=lambda dd: dd.open(cluster, create_local=False),
+                           server=lambda _js: None)
             yield backend.jetstream(cluster)
 
 
@@ -191,19 +208,26 @@ def purge_stream(cluster: str, stream: str) -> Callable[[Any, Clock], Outcome]:
 
 def promote_stream(cluster: str, stream: str, *, failover: bool, dry_run: bool
                    ) -> Callable[[Any, Clock], Outcome]:
-    """``stream promote|failover`` of a NATS mirror (``dry_run``: the report, nothing done)."""
+    """``stream promote|failover`` of a NATS mirror (``dry_run``: the report, nothing done),
+    with the warnings the verb prints first (core/dr ``partial_warning``,
+    ``return_warning``)."""
 
     def act(place: Any, clock: Clock) -> Outcome:
         from jetlink.cli.promotion import promotion_columns
         from jetlink.core import dr
 
-        report = dr.promote(place.site(cluster), stream, failover=failover, dry_run=dry_run,
-                            positions=place.positions(cluster))
+        # as dr.promote does it, the promotion kept for its warnings
+        promotion = dr.prepare(place.site(cluster), stream, failover=failover,
+                               positions=place.positions(cluster), as_stream=True)
+        warnings = [f"Warning: {w}" for w in (dr.partial_warning(promotion, planned=dry_run),
+                                              dr.return_warning(promotion, planned=dry_run))
+                    if w is not None]
+        report = promotion.preview() if dry_run else promotion.carry_out()
         origin = f"{report.origin.stream}@{report.origin.cluster}"
         # the CLI's report, line by line (its heading is the message)
         columns = promotion_columns(report.to_json(), label=f"Stream {stream}@{cluster}")
         columns.heading = None
-        details = [text.rstrip() for text in columns.lines()]
+        details = [*warnings, *(text.rstrip() for text in columns.lines())]
         how = "failed over" if failover else "promoted"
         message = (f"{stream}@{cluster} can be {how}" if dry_run
                    else f"Stream {stream}@{cluster} was {how}: it no longer mirrors {origin}")

@@ -107,6 +107,23 @@ def _lag(lag: int, stale: bool, never: bool = False) -> Text:
     return Text(output.comma(lag), style="yellow" if lag else "")
 
 
+def _middle_out(text: str, room: int) -> str:
+    """``text`` in ``room`` characters, its end kept when it is what the operator must
+    see (an outcome's ``· 2 more lines in the notice``, said short first: ``· +2 in
+    notice``; a dialog's ``nothing changed``): its middle gives way (``…``) instead. Any
+    other text is left as it is (its start matters most: the line cuts its end)."""
+    import re
+
+    if len(text) <= room:
+        return text
+    text = re.sub(r" · (\d+) more lines? in the notice$", r" · +\1 in notice", text)
+    kept = re.search(r"( · \+\d+ in notice|, nothing changed)$", text)
+    if len(text) <= room or kept is None or len(kept.group(1)) > room - 6:
+        return text
+    tail = kept.group(1)
+    return text[:room - 1 - len(tail)] + "…" + tail
+
+
 def _num(n: int | None) -> str:
     return "-" if n is None else output.comma(n)
 
@@ -132,7 +149,7 @@ def _region_cells(r: RegionRow) -> tuple[Any, ...]:
         name.append(" (down)", style="bold red")
     worst = "-" if not r.mirrors else "unknown" if r.worst_seconds is None \
         else ago(round(r.worst_seconds * 1e9))
-    split = r.returned("split brain")
+    split = r.split_brains
     fenced = r.returned("fenced")
     at_risk = r.messages_at_risk
     # not graded (the readiness checks failed, said on the status line): "?", never 0
@@ -281,6 +298,9 @@ class Dashboard(App[None]):
 
     BINDINGS = [
         Binding("q", "quit", "Quit"),
+        # Ctrl-C ends it as it ends every command: interrupted, exit status 130
+        # (docs/exit-codes.md), over Textual's "press ctrl+q" and an input's copy
+        Binding("ctrl+c", "interrupt", "Quit (130)", show=False, priority=True),
         Binding("question_mark,f1", "keys", "Keys"),
         Binding("1", "tab('clusters')", "Clusters", show=False),
         Binding("2", "tab('streams')", "Streams", show=False),
@@ -335,6 +355,7 @@ class Dashboard(App[None]):
         self._last_load: float | None = None  # when the last load started
         self._deferred = False  # a load waits for the second to be over
         self._feed_count = 0
+        self._sigint = False  # a SIGINT handler installed (removed at unmount)
         self.sub_title = self.label
 
     # -- layout -------------------------------------------------------------------------------
@@ -369,6 +390,14 @@ class Dashboard(App[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        import asyncio
+        import signal
+        import threading
+
+        # SIGINT (kill -INT; Ctrl-C typed reaches the app as a key) ends it as Ctrl-C does
+        if threading.current_thread() is threading.main_thread():
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self._on_sigint)
+            self._sigint = True
         for name, cols in COLUMNS.items():
             table = self.query_one(f"#{name}-table", DataTable)
             table.cursor_type = "row"
@@ -380,6 +409,26 @@ class Dashboard(App[None]):
         if self.feed_subject:
             self.start_feed(self.feed_subject)
         self.query_one("#clusters-table", DataTable).focus()
+
+    def _on_sigint(self) -> None:
+        self.action_interrupt()
+
+    def on_unmount(self) -> None:
+        if self._sigint:
+            import asyncio
+            import contextlib
+            import signal
+
+            self._sigint = False
+            with contextlib.suppress(RuntimeError):  # (no loop running any more)
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C, or SIGINT sent to the process: the dashboard ends, interrupted (its
+        :attr:`return_code` 130, the command's exit status)."""
+        from jetlink.cli.app import ExitCode
+
+        self.exit(return_code=ExitCode.INTERRUPTED)
 
     def on_resize(self, event: Any) -> None:
         self.set_class(event.size.width >= WIDE, "-wide")
@@ -487,6 +536,7 @@ class Dashboard(App[None]):
                 if self._wanted(c.name, c.name):
                     # (no kind: its database could not be read, as cluster ls says it)
                     state = (Text("DAMAGED", style="bold red") if c.damaged
+                             else Text("no answer", style="bold red") if not c.answers
                              else Text("down", style="bold red") if c.down else Text("up"))
                     # a cluster that could not be read has no counts: "-", never 0
                     counts = ("-",) * 4 if c.error else (
@@ -602,11 +652,16 @@ class Dashboard(App[None]):
             parts.append(self.problem)
         elif self.message:
             parts.append(self.message)
-        # one line: a long data directory path gives way (its start) to the state after it
-        room = status.content_size.width - len(" · ".join(parts[1:])) - len(" · ")
-        if status.content_size.width and len(parts[0]) > max(room, 12):
+        # one line: a long data directory path gives way (its start) to the state after it,
+        # then the last part (the message or problem) its middle, so its end stays in view
+        width = status.content_size.width
+        room = width - len(" · ".join(parts[1:])) - len(" · ")
+        if width and len(parts[0]) > max(room, 12):
             keep = max(room, 12) - 1
             parts[0] = "…" + parts[0][len(parts[0]) - keep:]
+        if width and len(parts) > 1:
+            room = width - len(" · ".join(parts[:-1])) - len(" · ")
+            parts[-1] = _middle_out(parts[-1], max(room, 12))
         status.update(Text(" · ".join(parts)))
         status.set_class(bool(self.problem), "-problem")
 
@@ -712,9 +767,10 @@ class Dashboard(App[None]):
             if isinstance(item, MirrorRow):
                 return item.status not in (STOPPED, PENDING_STOPPED)
             return isinstance(item, StreamRow) and item.role == "mirror"
-        if action in ("down", "up"):  # (not a damaged one: its database can not be used)
-            return isinstance(item, ClusterRow) and item.down == (action == "up") \
-                and not item.damaged
+        if action in ("down", "up"):  # a drill of the embedded engine's clusters (not a
+            # damaged one: its database can not be used; not a live server's domain)
+            return bool(self.source.replicates) and isinstance(item, ClusterRow) \
+                and item.down == (action == "up") and not item.damaged
         if action == "purge":
             return isinstance(item, StreamRow) and table == "streams"
         if action == "filter":
@@ -1057,16 +1113,18 @@ class Dashboard(App[None]):
 
     def start_feed(self, text: str) -> None:
         """Follow ``SUBJECT`` or ``SUBJECT@CLUSTER`` (``jetlink sub`` semantics: messages
-        published from now on)."""
+        published from now on). On the data directory the text after the last ``@`` names
+        the cluster, which must exist: a cluster it does not have is refused with the
+        closest name (the feed creates none); a live server's feed is its own."""
         self.workers.cancel_group(self, "feed")
         log = self.query_one("#feed-log", RichLog)
         if not text:
             log.write(Text("Feed stopped", style="dim"))
             return
         subject, cluster = text, self.feed_cluster
-        names = {c.name for c in self.snapshot.clusters} if self.snapshot else set()
         head, sep, tail = text.rpartition("@")
-        if sep and head and (tail in names or not names):
+        names = {c.name for c in self.snapshot.clusters} if self.snapshot else set()
+        if sep and head and (self.source.replicates or tail in names):
             subject, cluster = head, tail
         self.feed_subject = subject
         log.write(Text(f"Subscribing on {subject} in cluster {cluster}", style="dim"))
@@ -1088,14 +1146,26 @@ class Dashboard(App[None]):
                 finally:
                     sub.close()
         except JetlinkError as err:
-            self._from_thread(self._feed_line, Text(output.format_error(err), style="red"))
+            self._from_thread(self._feed_failed, subject, output.error_text(err))
+        except Exception as err:  # noqa: BLE001 - said: a feed never stops unseen
+            self._from_thread(self._feed_failed, subject, f"{type(err).__name__}: {err}")
+
+    def _feed_failed(self, subject: str, text: str) -> None:
+        """The feed stopped on an error: in the feed, and on the status line."""
+        from jetlink.cli.console import PROG
+
+        self._feed_line(Text(f"{PROG}: error: {text}", style="red"))
+        self.message = f"Feed of {subject} stopped: {text}"
+        self._render_status()
 
     def _feed_line(self, text: Text) -> None:
         self.query_one("#feed-log", RichLog).write(text)
 
     def _feed_message(self, msg: Any) -> None:
+        from jetlink.core.headers import decode_headers
+
         self._feed_count += 1
-        headers = msg.headers
+        headers = decode_headers(msg.hdr)  # (core/api.py CoreMsgAPI: either backend's)
         origin = ""
         stream = (headers.get("Nats-Stream") or [""])[0]
         if stream:

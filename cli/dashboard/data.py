@@ -45,6 +45,7 @@ class ClusterRow:
     links: int = 0
     error: str = ""  # why the cluster could not be read
     doc: dict[str, Any] = field(default_factory=dict)
+    answers: bool = True  # False: a live server that does not answer (``error`` says why)
 
     @property
     def key(self) -> str:
@@ -177,12 +178,15 @@ class RegionObject:
     messages: int | None = None  # its recovery point: messages a failover now loses
     seconds: float | None = None  # and the age of the oldest of them (None: unknown)
     returned: str = ""  # its old origin back: "split brain", "unfenced" or "fenced"
+    # what dr check calls a split brain (core/dr/readiness.py MirrorReadiness.split_brain):
+    # an old source topic back unfenced is one too
+    split_brain: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "side": self.side,
                 "failed_over": self.failed_over, "status": self.status or None,
                 "recovery_point": {"messages": self.messages, "seconds": self.seconds},
-                "old_origin": self.returned or None}
+                "old_origin": self.returned or None, "split_brain": self.split_brain}
 
 
 @dataclass
@@ -245,6 +249,18 @@ class RegionRow:
         return self.count(lambda o: o.returned == state) if self.graded else None
 
     @property
+    def split_brains(self) -> int | None:
+        """Its objects ``dr check`` grades CRITICAL as a split brain (None: not graded)."""
+        return self.count(lambda o: o.split_brain) if self.graded else None
+
+    @property
+    def unfenced(self) -> int | None:
+        """Old origins back unfenced that are no split brain (they take other subjects)."""
+        if not self.graded:
+            return None
+        return self.count(lambda o: o.returned == "unfenced" and not o.split_brain)
+
+    @property
     def doc(self) -> dict[str, Any]:
         return self.to_json()
 
@@ -254,8 +270,8 @@ class RegionRow:
                 "ready": self.ready, "not_ready": self.not_ready,
                 "messages_at_risk": self.messages_at_risk,
                 "recovery_point_seconds": self.worst_seconds,
-                "fenced": self.returned("fenced"), "split_brain": self.returned("split brain"),
-                "unfenced": self.returned("unfenced"),
+                "fenced": self.returned("fenced"), "split_brain": self.split_brains,
+                "unfenced": self.unfenced,
                 "members": [o.to_json() for o in self.objects]}
 
 
@@ -375,24 +391,23 @@ def _add_streams(row: ClusterRow, infos: list[Any], snap: Snapshot) -> None:
     row.buckets = sum(1 for b in snap.buckets if b.cluster == row.name)
 
 
-def load_live(js: Any, clock: Clock) -> Snapshot:
+def load_live(js: Any, clock: Clock, last: Snapshot | None = None) -> Snapshot:
     """A snapshot of a live server's JetStream domain (one connection, ``js``): its streams
     with the server's own mirror / source infos (lag, last seen, error), KV buckets and
     consumer counts. The "cluster" row is the domain (or the server's URL without one); a
-    server that does not answer is that row's error."""
+    server that does not answer is that row's error (:func:`unanswered`, ``last``: the
+    last snapshot it answered)."""
     from jetlink.core.errors import JetlinkError
 
-    snap = Snapshot(taken_ns=clock.now_ns())
     target = js.conn.target
     try:
         domain = str(js.api("INFO").get("domain", "") or "")
     except JetlinkError as err:
-        snap.clusters.append(ClusterRow(target.url, "nats", False, error=str(err),
-                                        doc={"name": target.url, "server": target.url}))
-        return snap
-    name = domain or target.url
+        return unanswered(target.shown_url, err, clock, last)
+    snap = Snapshot(taken_ns=clock.now_ns())
+    name = domain or target.shown_url
     row = ClusterRow(name, "nats", False, doc={"name": name, "kind": "nats",
-                                               "server": target.url, "domain": domain})
+                                               "server": target.shown_url, "domain": domain})
     snap.clusters.append(row)
     try:
         _add_streams(row, js.streams(), snap)
@@ -401,11 +416,31 @@ def load_live(js: Any, clock: Clock) -> Snapshot:
     return snap
 
 
+def unanswered(url: str, err: Exception, clock: Clock, last: Snapshot | None = None
+               ) -> Snapshot:
+    """A live server that does not answer (its connection refused, a request timed out):
+    its row, named as when it last answered (its domain), with the error and no counts;
+    the other tables keep ``last``, the last snapshot it answered (its time the status
+    line's "updated"), said stale in ``problems``."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    name = last.clusters[0].name if last is not None and last.clusters else url
+    row = ClusterRow(name, "nats", False, error=str(err), answers=False,
+                     doc={"name": name, "kind": "nats", "server": url})
+    if last is None:
+        return Snapshot(taken_ns=clock.now_ns(), clusters=[row],
+                        problems=[f"{url} does not answer"])
+    when = datetime.fromtimestamp(last.taken_ns / 1e9, UTC)
+    return replace(last, clusters=[row], problems=[
+        f"{url} does not answer: the tables show what it said at {when:%H:%M:%S}Z"])
+
+
 def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
     """Topics, links, mirror topics and groups of a cluster that has any (a cluster of
-    either kind may hold them; nothing is created in one that has none)."""
-    from jetlink.core.kafka import links as kl
-    from jetlink.core.kafka import mirrors as km
+    either kind may hold them; nothing is created in one that has none). A link whose
+    source cluster cannot be read (damaged) is listed with that error, and its mirror
+    topics are left out: the cluster's own topics and groups are shown all the same."""
     from jetlink.core.kafka.topics import Kafka
 
     cl = dd.open(row.name, create_local=False)
@@ -414,22 +449,8 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
         return
     kafka = Kafka(cl, clock)
     row.topics = len(kafka.topic_names())
-    links = kl.Links.open(dd, cl, clock).list() if "links" in tables else []
-    row.links = len(links)
-    for li in links:
-        snap.links.append(LinkRow(row.name, li.name, li.source_cluster, li.state,
-                                  li.link_error_message or ("" if li.link_error == kl.NO_ERROR
-                                                            else li.link_error),
-                                  len(li.topic_names), li.to_json(include_configs=True)))
-    if links:
-        for m in km.Mirrors(dd, row.name, clock).list():
-            doc = m.to_json()
-            for p in m.mirror_lags or []:
-                snap.mirrors.append(MirrorRow(
-                    row.name, m.mirror_topic_name, m.link_name, m.source_topic_name,
-                    m.mirror_status, "" if m.mirror_topic_error == km.NO_ERROR
-                    else m.mirror_topic_error, m.status_time_ms, p.partition, p.lag,
-                    p.last_source_fetch_offset, doc))
+    if "links" in tables:
+        _load_links(dd, cl, row, clock, snap)
     for g in kafka.groups():
         doc = g.to_json()
         if not g.offsets:
@@ -438,6 +459,46 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
         for o in g.offsets:
             snap.groups.append(GroupRow(row.name, g.group, g.state, o.topic, o.partition,
                                         o.committed, o.log_end, o.lag, doc))
+
+
+def _load_links(dd: DataDir, cl: Any, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
+    """The links of cluster ``cl`` (``links ls``) and their mirror topics (``mirrors
+    describe``), each link read on its own: one whose source cannot be read is a row with
+    that error (its source ``?`` when unknown), never the cluster's."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka import links as kl
+    from jetlink.core.kafka import mirrors as km
+
+    links = kl.Links.open(dd, cl, clock)
+    names = links.names()
+    row.links = len(names)
+    read = []
+    for name in names:
+        try:
+            li = links.get(name)
+        except JetlinkError as err:
+            if err.transient:
+                raise
+            topics = links.mirror_topics(name)  # (its own database: readable)
+            snap.links.append(LinkRow(row.name, name, "?", kl.UNAVAILABLE, str(err),
+                                      len(topics), {"link_name": name, "error": str(err),
+                                                    "topic_names": topics}))
+            continue
+        read.append(name)
+        snap.links.append(LinkRow(row.name, li.name, li.source_cluster, li.state,
+                                  li.link_error_message or ("" if li.link_error == kl.NO_ERROR
+                                                            else li.link_error),
+                                  len(li.topic_names), li.to_json(include_configs=True)))
+    mirrors = km.Mirrors(dd, row.name, clock)
+    every = len(read) == len(names)
+    for m in mirrors.list() if every else [m for n in read for m in mirrors.list(link=n)]:
+        doc = m.to_json()
+        for p in m.mirror_lags or []:
+            snap.mirrors.append(MirrorRow(
+                row.name, m.mirror_topic_name, m.link_name, m.source_topic_name,
+                m.mirror_status, "" if m.mirror_topic_error == km.NO_ERROR
+                else m.mirror_topic_error, m.status_time_ms, p.partition, p.lag,
+                p.last_source_fetch_offset, doc))
 
 
 def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
@@ -466,9 +527,10 @@ def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
             snap.readiness[(m.cluster or only, name)] = m.summary()
             snap.checks[(m.cluster or only, name)] = m
         back = m.facts.get("returned_origin")
-        if name and back is not None:  # a failed-over stream whose old origin is back
+        stream = m.facts.get("stream")  # (a mirror topic's is on the Links tab)
+        if stream and back is not None:  # a failed-over stream whose old origin is back
             snap.agreements.append(AgreementRow(
-                m.cluster or only, name, "promoted", f"{back['origin']}@{back['region']}",
+                m.cluster or only, stream, "promoted", f"{back['origin']}@{back['region']}",
                 0, -1, ""))
     add_regions(snap)
     return snap
@@ -525,6 +587,7 @@ def _graded(o: RegionObject, check: Any) -> RegionObject:
     back = check.facts.get("returned_origin")
     if back is not None:  # a failed-over object whose old origin answers again
         o.returned = str(back.get("state") or "")
+        o.split_brain = check.split_brain
         return o
     rp = check.facts.get("recovery_point") or {}
     o.status, o.messages, o.seconds = check.status.value, rp.get("messages"), rp.get("seconds")

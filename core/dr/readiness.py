@@ -150,6 +150,17 @@ class MirrorReadiness:
     def status(self) -> Status:
         return self.result.status
 
+    @property
+    def split_brain(self) -> bool:
+        """Whether this check is what ``dr check`` calls a split brain (CRITICAL), the one
+        rule of it: a failed-over stream or bucket whose old origin answers again taking
+        subjects it takes too (core/dr/fence.py ``returned_origin``, state "split brain"),
+        or a failed-over mirror topic whose old source topic answers again and takes writes
+        unfenced (:func:`_check_returned_topic`: what its producers write there is on
+        neither side's record)."""
+        state = (self.facts.get("returned_origin") or {}).get("state")
+        return state == "split brain" or (self.kind == "topic" and state == "unfenced")
+
     def to_json(self) -> dict[str, Any]:
         import json
 
