@@ -600,3 +600,33 @@ def test_fence_on_return_with_dry_run_only_says_so_once(returned):
     assert data_dir_bytes(returned.data) == before  # a dry run changes nothing
     d = doc(returned("dr", "fence", "--from", "west", "--dry-run", "-j"))
     assert [o["action"] for o in d["objects"]] == ["to fence", "to fence"]
+
+
+def test_an_unfenced_returned_source_topic_is_exported_a_split_brain(jl):
+    """A mirror topic failed over while its source topic still answers and takes writes
+    unfenced: what dr check calls a split brain (core/dr/readiness.py
+    ``MirrorReadiness.split_brain``) is the exporter's split_brain too."""
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.dr.watch import Watch
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.mirrors import Mirrors
+    from jetlink.core.kafka.topics import Kafka
+
+    clock = SystemClock()
+    dd = DataDir(jl.data)
+    try:
+        dd.add_cluster("kwest", "kafka")
+        dd.add_cluster("keast", "kafka")
+        Kafka(dd.open("kwest"), clock).create_topic("orders", 1)
+        Links(dd, "keast", clock).create("dr", "kwest", {})
+        Mirrors(dd, "keast", clock).create("orders", "dr")
+        [res] = Mirrors(dd, "keast", clock).failover(["orders"], "dr")
+        assert res.ok
+    finally:
+        dd.close()
+    assert "(a split brain)" in jl("--cluster", "keast", "dr", "check").stdout
+    with EmbeddedBackend(jl.data, "keast", lambda: clock, step=False) as backend:
+        w = Watch(backend, regions=["kwest"], clock=clock)
+        [row] = w.check().rows
+    assert (row.name, row.split_brain, row.returned) == ("dr/orders@keast", True,
+                                                         "unfenced")

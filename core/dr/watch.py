@@ -174,7 +174,7 @@ class ObjectRow:
         stale = any(p.stale for p in m.result.perf_data if p.name == "lag")
         return cls(m.name, m.kind, m.cluster, region_of(m), m.status, perf.get("lag"),
                    perf.get("recovery_point_seconds"), perf.get("positions_age"),
-                   state == "fenced", state == "split brain", str(back.get("origin", "")),
+                   state == "fenced", m.split_brain, str(back.get("origin", "")),
                    state, answers, never, stale)
 
     @property
