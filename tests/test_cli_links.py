@@ -295,6 +295,23 @@ def test_describe_shows_the_link_error(jl):
     assert len(got["configs"]) == 15
 
 
+def test_a_damaged_source_cluster_is_an_unavailable_link(jl):
+    """The source cluster's database damaged: like a source that does not answer, the link
+    is UNAVAILABLE and its mirror topics SOURCE_UNAVAILABLE; links ls and mirrors ls still
+    list them (they refused everything with the source's error)."""
+    ok(jl("--cluster", "east", "topic", "create", "orders"))
+    ok(jl("links", "create", "L", "--source-cluster", "east"))
+    ok(jl("mirrors", "create", "orders", "--link", "L"))
+    (jl.data / "east.db").write_bytes(b"\0" * 5000)
+    got = doc(jl("links", "describe", "L", "-j"))
+    assert (got["link_state"], got["link_error"], got["link_error_message"]) == (
+        "UNAVAILABLE", "SOURCE_CLUSTER_UNAVAILABLE", "Source cluster 'east' is unreachable: "
+        "cluster east cannot be used (its database is damaged: see jetlink cluster check).")
+    assert "link state: 'UNAVAILABLE'" in ok(jl("links", "ls")).stdout
+    [m] = doc(jl("mirrors", "ls", "-j"))
+    assert (m["mirror_topic_name"], m["mirror_status"]) == ("orders", "SOURCE_UNAVAILABLE")
+
+
 def test_describe_missing_link(jl):
     result = jl("links", "describe", "nope")
     assert (result.exit_code, result.stdout, result.stderr) == (

@@ -1602,8 +1602,10 @@ def test_a_damaged_source_cluster_leaves_the_targets_own_topics_and_groups(demo)
     assert [g for g in snap.groups if g.cluster == "keast"] == [
         g for g in healthy.groups if g.cluster == "keast"] != []
     [link] = snap.links
-    assert (link.cluster, link.name, link.mirrors) == ("keast", "dr", 1)
-    assert link.error.startswith("cluster kwest: ") and "not a SQLite database" in link.error
+    assert (link.cluster, link.name, link.mirrors, link.state) == ("keast", "dr", 1,
+                                                                   "UNAVAILABLE")
+    assert link.error == ("Source cluster 'kwest' is unreachable: cluster kwest cannot be "
+                          "used (its database is damaged: see jetlink cluster check).")
 
 
 def test_the_feed_refuses_a_cluster_the_data_directory_does_not_have(demo):

@@ -1207,8 +1207,13 @@ class Links:
                 "SOURCE_CLUSTER_NOT_FOUND",
                 f"Source cluster '{source}' does not exist in the data directory.",
             )
-        src = self.datadir.open(source)
-        info = src.info()
+        from ..store.health import StorageError, unusable
+
+        try:
+            info = self.datadir.open(source).info()
+        except StorageError:  # damaged: like a source that does not answer, state unknown
+            return (UNAVAILABLE, "SOURCE_CLUSTER_UNAVAILABLE",
+                    f"Source cluster '{source}' is unreachable: {unusable(source)}.")
         if created_ns and info.created_ns and info.created_ns != created_ns:
             return (
                 FAILED,

@@ -83,7 +83,8 @@ class MirrorState:
 
         info = self.links.get(link)
         src = info.source_cluster
-        if not self.datadir.has_cluster(src) or self.datadir.is_down(src):
+        if (not info.source_available or not self.datadir.has_cluster(src)
+                or self.datadir.is_down(src)):  # (a damaged one: not available either)
             return info, None
         return info, Kafka(self.datadir.open(src), self.clock)
 
