@@ -1091,21 +1091,21 @@ InvertQ = Annotated[bool, typer.Option(
     "--invert", help="Invert every check: fewer becomes more, with becomes without.")]
 
 
-def consumer_query(*, pull: bool, push: bool, bound: bool, waiting: int, ack_pending: int,
-                   pending: int, idle: str | None, created: str | None, replicas: int,
-                   leader: str | None, pinned: bool, invert: bool,
-                   api_level: int = 0) -> "ConsumerQuery":
-    """The query the criteria options give (a duration of 0 leaves its criterion out, as
-    natscli's > 0 test)."""
+def consumer_query(given: dict[str, Any]) -> "ConsumerQuery":
+    """The query of a command's criteria options (``given``: its parameters by name, the
+    aliases above; a duration of 0 leaves its criterion out, as natscli's > 0 test)."""
     from jetlink.core.durations import read_duration
     from jetlink.core.queries import ConsumerQuery
 
+    created, idle, leader = given["created"], given["idle"], given["leader"]
     return ConsumerQuery(
-        pull=pull, push=push, bound=bound, pinned=pinned, ack_pending=max(ack_pending, 0),
-        waiting=max(waiting, 0), pending=pending,
+        pull=given["pull"], push=given["push"], bound=given["bound"], pinned=given["pinned"],
+        ack_pending=max(given["ack_pending"], 0), waiting=max(given["waiting"], 0),
+        pending=given["pending"],
         created_ns=(read_duration(created) or None) if created is not None else None,
         delivered_ns=(read_duration(idle) or None) if idle is not None else None,
-        replicas=replicas, leader=leader or None, api_level=api_level, invert=invert)
+        replicas=given["replicas"], leader=leader or None,
+        api_level=given.get("api_level", 0), invert=given["invert"])
 
 
 @consumer_app.command("find")
@@ -1139,10 +1139,7 @@ def find(
     from jetlink.core.queries import query_consumers
 
     app = App.of(ctx)
-    q = consumer_query(pull=pull, push=push, bound=bound, waiting=waiting,
-                       ack_pending=ack_pending, pending=pending, idle=idle, created=created,
-                       replicas=replicas, leader=leader, pinned=pinned, invert=invert,
-                       api_level=api_level)
+    q = consumer_query(locals())
     found = query_consumers([to_doc(i) for i in open_jetstream(app).consumers(stream)], q,
                             now_ns=now_ns())
     app.emit(sorted(i["name"] for i in found), human=output.lines)
@@ -2017,9 +2014,7 @@ def cluster_balance(
     from jetlink.core.queries import query_consumers
 
     app = App.of(ctx)
-    q = consumer_query(pull=pull, push=push, bound=bound, waiting=waiting,
-                       ack_pending=ack_pending, pending=pending, idle=idle, created=created,
-                       replicas=replicas, leader=leader, pinned=pinned, invert=invert)
+    q = consumer_query(locals())
     js = open_jetstream(app)
     found = query_consumers([to_doc(i) for i in js.consumers(stream)], q, now_ns=now_ns())
     # (an info without cluster information names no RAFT group: not clustered)

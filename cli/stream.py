@@ -730,24 +730,25 @@ InvertQ = Annotated[bool, typer.Option(
     "--invert", help="Invert every check: at least becomes at most, with becomes without.")]
 
 
-def stream_query(*, server_name: str | None, cluster: str | None, empty: bool,
-                 idle: str | None, created: str | None, consumers: int, subject: str | None,
-                 replicas: int, sourced: bool, mirrored: bool, leader: str | None,
-                 invert: bool, api_level: int = 0) -> "StreamQuery":
-    """The query the criteria options give (a duration of 0 leaves its criterion out, as
-    natscli's > 0 test)."""
+def stream_query(given: dict[str, Any]) -> "StreamQuery":
+    """The query of a command's criteria options (``given``: its parameters by name, the
+    aliases above; a duration of 0 leaves its criterion out, as natscli's > 0 test)."""
     from jetlink.core.durations import read_duration
     from jetlink.core.queries import StreamQuery, pattern
 
+    created, idle, cluster = given["created"], given["idle"], given["cluster"]
     return StreamQuery(
         created_ns=(read_duration(created) or None) if created is not None else None,
         idle_ns=(read_duration(idle) or None) if idle is not None else None,
-        empty=empty, consumers=consumers if consumers >= 0 else None,
+        empty=given["empty"],
+        consumers=given["consumers"] if given["consumers"] >= 0 else None,
         cluster=pattern(cluster, field="--cluster") if cluster is not None else None,
-        subject=subject or None,
-        server=pattern(server_name, field="--server-name") if server_name else None,
-        replicas=replicas, sourced=sourced, mirrored=mirrored, leader=leader or None,
-        api_level=api_level, invert=invert)
+        subject=given["subject"] or None,
+        server=pattern(given["server_name"], field="--server-name")
+        if given["server_name"] else None,
+        replicas=given["replicas"], sourced=given["sourced"], mirrored=given["mirrored"],
+        leader=given["leader"] or None, api_level=given.get("api_level", 0),
+        invert=given["invert"])
 
 
 @stream_app.command("find")
@@ -782,10 +783,7 @@ def find(
     from jetlink.core.queries import query_streams
 
     app = App.of(ctx)
-    q = stream_query(server_name=server_name, cluster=cluster, empty=empty, idle=idle,
-                     created=created, consumers=consumers, subject=subject, replicas=replicas,
-                     sourced=sourced, mirrored=mirrored, leader=leader, invert=invert,
-                     api_level=api_level)
+    q = stream_query(locals())
     js = open_jetstream(app)
     found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
     if names or app.json:
@@ -2224,9 +2222,7 @@ def cluster_balance(
     from jetlink.core.queries import query_streams
 
     app = App.of(ctx)
-    q = stream_query(server_name=server_name, cluster=cluster, empty=empty, idle=idle,
-                     created=created, consumers=consumers, subject=subject, replicas=replicas,
-                     sourced=sourced, mirrored=mirrored, leader=leader, invert=invert)
+    q = stream_query(locals())
     js = open_jetstream(app)
     found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
     # (an info without cluster information names no RAFT group: not clustered)
