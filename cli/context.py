@@ -35,7 +35,11 @@ context_app = typer.Typer(
 )
 
 # environment variable -> the context key it overrides
-OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"), (ENV_REST_URL, "rest_url"))
+OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"), (ENV_REST_URL, "rest_url"),
+             # natscli's variables, nearer than a context's server settings (docs/live.md)
+             ("NATS_URL", "server"), ("NATS_USER", "user"), ("NATS_PASSWORD", "password"),
+             ("NATS_CREDS", "creds"), ("NATS_NKEY", "nkey"), ("NATS_CERT", "tlscert"),
+             ("NATS_KEY", "tlskey"), ("NATS_CA", "tlsca"), ("NATS_TIMEOUT", "timeout"))
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).")]
 
@@ -76,7 +80,11 @@ def overridden_by(name: str, in_force: str | None, context: Context | None = Non
     """The environment variables that currently override the context ``name``: name ->
     value (with ``context``, only those of the values it sets). JETLINK_CONTEXT is listed
     when it puts another context in force."""
-    found = {var: _env(var) for var, key in OVERRIDES
+    from jetlink.core.contexts import MASK
+    from jetlink.core.live.target import shown_url
+
+    found = {var: MASK if key == "password" else shown_url(_env(var)) if key == "server"
+             else _env(var) for var, key in OVERRIDES
              if _env(var) and (context is None or getattr(context, key, None))}
     env_context = _env(ENV_CONTEXT)
     if env_context and env_context != name and in_force != name:

@@ -796,3 +796,20 @@ def test_selecting_the_selected_context_makes_it_the_previous_one(jc):
     ok(jc("context", "select", "b"))
     assert (jc.store.previous(), jc.store.selected()) == ("b", "b")
     assert doc(jc("context", "previous", "-j"))["name"] == "b"
+
+
+def test_show_lists_natscli_variables_that_override_the_server_settings(jc, env):
+    """NATS_URL, NATS_USER, NATS_PASSWORD... come before a context's server settings
+    (docs/live.md): context show lists those overriding what it sets, the password masked,
+    in the URL too."""
+    ok(jc("context", "add", "live", "--server", "nats://127.0.0.1:4222", "--user", "bob",
+          "--password", "pw"))
+    env.setenv("NATS_URL", "nats://ann:secret@n1:4222")
+    env.setenv("NATS_PASSWORD", "s3cret")
+    env.setenv("NATS_CREDS", "/etc/x.creds")  # the context sets no creds: not listed
+    d = doc(jc("context", "show", "live", "-j"))
+    assert d["overridden_by"] == {"NATS_URL": "nats://ann:********@n1:4222",
+                                  "NATS_PASSWORD": "********"}
+    out = ok(jc("context", "show", "live")).stdout.splitlines()
+    assert out[-2:] == ["NATS_URL=nats://ann:********@n1:4222 overrides server",
+                        "NATS_PASSWORD=******** overrides password"]
