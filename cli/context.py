@@ -605,7 +605,7 @@ def previous(ctx: typer.Context, json_output: JsonOption = False) -> None:
 
 @context_app.command("-", hidden=True)
 def previous_alias(ctx: typer.Context, json_output: JsonOption = False) -> None:
-    """Select the context selected before (as context previous).
+    """Select the previous context again.
 
     natscli's ``context -``: the alias of context previous.
     """
