@@ -203,7 +203,7 @@ def render_clusters(app: App, docs: list[dict[str, Any]]) -> None:
         [
             d.get("name", ""),
             d.get("kind") or "?",
-            "DAMAGED" if d.get("error") else "down" if d.get("down") else "up",
+            _status(d),
             *([d.get("description", "")] if described else []),
             str(d.get("path", "")),
         ]
@@ -211,6 +211,15 @@ def render_clusters(app: App, docs: list[dict[str, Any]]) -> None:
     ]
     output.table(app, ("Name", "Kind", "Status", *(("Description",) if described else ()),
                        "Path"), rows, title="Clusters", no_wrap=("Name",))
+
+
+def _status(doc: dict[str, Any]) -> str:
+    """A cluster's Status column: up, down, DAMAGED (its database cannot be used), or
+    UNREADABLE (this process may not read its file: its permissions, no damage)."""
+    error = doc.get("error")
+    if error:
+        return "UNREADABLE" if str(error).startswith("cannot read ") else "DAMAGED"
+    return "down" if doc.get("down") else "up"
 
 
 @cluster_app.command("rm")
@@ -225,7 +234,9 @@ def rm(
     Deletes <data-dir>/NAME.db with its streams, consumers and messages. Asks for
     confirmation on a terminal; without one, -f/--force is required. The mirrors, sourced
     streams and mirror topics of other clusters that copy from it are named first (a
-    warning on stderr): they stop replicating.
+    warning on stderr): they stop replicating. Refused while another process has the
+    cluster open (a command running, replicate --follow, the dashboard, serve): stop it,
+    then run rm again.
     """
     app = App.of(ctx)
     store = data_dir(app)

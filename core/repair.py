@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .store import DataDir, health
-from .store.datadir import connect, integrity, whole_file
+from .store.datadir import connect, connect_salvage, integrity, whole_file
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
 from .streams import (
     FILE_RECORD_OVERHEAD,
@@ -87,10 +87,6 @@ def _names(dd: DataDir, names: list[str] | None) -> list[str]:
                                 dd.cluster_names())
         return list(dict.fromkeys(names))
     return dd.cluster_names()
-
-
-def _read_only(path: Path) -> sqlite3.Connection:
-    return connect(path, readonly=True)
 
 
 def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
@@ -276,6 +272,26 @@ def _leftovers(path: Path) -> None:
             os.remove(f"{tmp}{suffix}")
 
 
+def _copy_tables(src: sqlite3.Connection, dst: sqlite3.Connection,
+                 schema: list[tuple[str, str, str]], report: RepairReport) -> None:
+    """Every table of ``schema`` made in ``dst`` and filled with what ``src`` still reads
+    of it (what was copied, and the tables that lost rows, in ``report``)."""
+    for kind, tname, sql in schema:
+        if kind == "table" and not tname.startswith("sqlite_"):
+            dst.execute(sql)
+    for kind, tname, sql in schema:
+        if kind == "table" and not tname.startswith("sqlite_"):
+            cols = [r[1] for r in dst.execute(f'PRAGMA table_info("{tname}")')]
+            rowid = "WITHOUT ROWID" not in sql.upper()
+            copy = _copy_rowid_table if rowid else _copy_other_table
+            n, whole = copy(src, dst, tname, cols)
+            report.tables[tname] = n
+            if not whole:
+                report.incomplete.append(tname)
+    if "subjects" in report.incomplete:
+        report.tables["subjects"] += _subjects_from_index(src, dst)
+
+
 def _repair(dd: DataDir, name: str) -> RepairReport:
     from .errors import JetlinkError
 
@@ -286,7 +302,7 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
         raise health.DamagedError(f"cluster {name}: {path} {problem}: "
                                   f"{unrepairable(name, path)}")
     dd.close()
-    src = _read_only(path)
+    src = connect_salvage(path)
     try:
         try:
             schema = src.execute("SELECT type, name, sql FROM sqlite_master "
@@ -311,22 +327,7 @@ def _repair(dd: DataDir, name: str) -> RepairReport:
         dst = connect(tmp)
         try:
             dst.execute("BEGIN IMMEDIATE")
-            for kind, tname, sql in schema:
-                if tname.startswith("sqlite_"):
-                    continue
-                if kind == "table":
-                    dst.execute(sql)
-            for kind, tname, sql in schema:
-                if kind == "table" and not tname.startswith("sqlite_"):
-                    cols = [r[1] for r in dst.execute(f'PRAGMA table_info("{tname}")')]
-                    rowid = "WITHOUT ROWID" not in sql.upper()
-                    copy = _copy_rowid_table if rowid else _copy_other_table
-                    n, whole = copy(src, dst, tname, cols)
-                    report.tables[tname] = n
-                    if not whole:
-                        report.incomplete.append(tname)
-            if "subjects" in report.incomplete:
-                report.tables["subjects"] += _subjects_from_index(src, dst)
+            _copy_tables(src, dst, schema, report)
             for kind, tname, sql in schema:
                 if kind in ("index", "trigger", "view") and not tname.startswith("sqlite_"):
                     dst.execute(sql)

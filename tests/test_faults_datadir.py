@@ -609,8 +609,9 @@ def test_a_cluster_path_that_is_no_file_is_named_never_a_traceback(jl, kind):
                  ("kv", "ls")):
         r = jl("--cluster", "odd", *args)
         _no_traceback(r)
-        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: cluster odd: {path} {what}; "
-                                              "nothing was written. Move it out of the data "
+        # (met as the cluster is opened, before any write began: nothing said of writing)
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: cluster odd: {path} {what}. "
+                                              "Move it out of the data "
                                               "directory: a cluster is one database file, and "
                                               "jetlink never makes anything else under its "
                                               "name\n"), args

@@ -17,7 +17,7 @@ import errno
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from .health import (
     file_problem,
     forget,
     os_error,
+    read_denied,
     record,
     stamp,
     storage_error,
@@ -96,19 +97,23 @@ def default_data_dir() -> Path:
     return home("data")
 
 
-def connect(path: str | os.PathLike[str], *, readonly: bool = False) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], *, readonly: bool = False,
+            existing: bool = False) -> sqlite3.Connection:
     """A connection with jetlink's settings; autocommit mode (transactions are explicit).
 
     ``readonly``: for a data directory this process cannot write (SQLite ``mode=ro``; when
     the directory cannot even hold the shared-memory file of the write-ahead log, the file
-    is opened ``immutable``, which is right only while no write-ahead log is pending)."""
+    is opened ``immutable``, which is right only while no write-ahead log is pending).
+    ``existing``: the file must be there (SQLite ``mode=rw``: a file removed meanwhile is
+    an error, never made anew, empty)."""
     # Opened under HEAD_LOCK: a header descriptor is never closed while a connection to its
     # file is being made (store/health.py read_head).
     with HEAD_LOCK:
         if readonly:
             return _connect_readonly(Path(path))
         conn = sqlite3.connect(
-            os.fspath(path),
+            Path(path).absolute().as_uri() + "?mode=rw" if existing else os.fspath(path),
+            uri=existing,
             isolation_level=None,
             timeout=BUSY_TIMEOUT_MS / 1000,
             check_same_thread=False,
@@ -164,9 +169,12 @@ def connect_reading(path: str | os.PathLike[str]) -> sqlite3.Connection:
 def _connect_readonly(path: Path) -> sqlite3.Connection:
     uri = path.absolute().as_uri()
     last: sqlite3.Error | None = None
+    pending = False
+    before = _side_files(path)
     for query in ("?mode=ro", "?mode=ro&immutable=1"):
         if "immutable" in query and os.path.exists(f"{path}-wal") \
                 and os.path.getsize(f"{path}-wal") > 0:
+            pending = True
             break  # a pending write-ahead log: an immutable open would not see it
         conn = sqlite3.connect(uri + query, uri=True, isolation_level=None,
                                timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
@@ -175,13 +183,135 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as err:
             conn.close()
+            # a mode=ro open makes the log's files and cannot remove them as it closes
+            drop_side_files(path, keep=before)
             last = err
+            if _damage(err):
+                raise  # the file itself: said as damage by the caller (store/health.py)
             continue
         _settings(conn)
         return conn
-    raise readonly_error(path.parent, f"{path.name} cannot be read: it has a pending "
-                         f"write-ahead log ({path.name}-wal) that only a process allowed to "
-                         f"write the directory can apply ({last})")
+    if pending:
+        raise readonly_error(path.parent, f"{path.name} cannot be read: it has a pending "
+                             f"write-ahead log ({path.name}-wal) that only a process allowed "
+                             f"to write the directory can apply ({last})")
+    assert last is not None
+    raise last
+
+
+def _damage(err: sqlite3.Error) -> bool:
+    """Whether SQLite's ``err`` says the file is damaged or no database (SQLITE_CORRUPT,
+    SQLITE_NOTADB)."""
+    code = str(getattr(err, "sqlite_errorname", "") or "")
+    return code.startswith("SQLITE_CORRUPT") or code == "SQLITE_NOTADB"
+
+
+def connect_salvage(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a damaged database for ``cluster check --repair``: with
+    ``PRAGMA writable_schema`` on, SQLite reads a file shorter than its header says (it
+    counts the pages the file holds instead of refusing the file as malformed: btree.c
+    ``lockBtree``), so the pages that are there can be copied. Opened ``immutable`` (no
+    lock, no side file made) unless a write-ahead log holds pages, which only a ``mode=ro``
+    open reads."""
+    wal = f"{path}-wal"
+    pending = os.path.exists(wal) and os.path.getsize(wal) > 0
+    uri = path.absolute().as_uri() + ("?mode=ro" if pending else "?mode=ro&immutable=1")
+    with HEAD_LOCK:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA writable_schema = ON")
+    return conn
+
+
+# SQLite's unix VFS: every connection to a database in WAL mode holds a shared POSIX lock on
+# one byte of the ``-shm`` file while it is open, the "dead man switch" UNIX_SHM_DMS, byte
+# UNIX_SHM_BASE + SQLITE_SHM_NLOCK = 120 + 8 (UNIX_SHM_BASE is WALINDEX_LOCK_OFFSET, the lock
+# bytes after the WAL-index header). A process that gets an exclusive lock on it knows that no
+# connection of any other process has the database open; while it holds that lock, a new
+# connection waits (SQLITE_BUSY, retried within its busy timeout) in unixLockSharedMemory.
+SHM_DMS = 120 + 8
+
+
+def _side_files(path: Path) -> set[str]:
+    return {s for s in ("-wal", "-shm") if os.path.lexists(f"{path}{s}")}
+
+
+def _other_fds(target: os.stat_result, own: int | None) -> bool | None:
+    """Whether this process has ``target`` (a file) open on a descriptor other than ``own``
+    (a connection of this process: POSIX locks of one process never conflict, so the lock
+    test cannot see it; and closing ``own`` would drop that connection's locks). None
+    when /proc/self/fd cannot be read."""
+    try:
+        entries = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for entry in entries:
+        try:
+            fd = int(entry)
+            if fd == own:
+                continue
+            st = os.stat(f"/proc/self/fd/{entry}")
+        except (ValueError, OSError):
+            continue
+        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def unused(path: Path, *, make: bool = False) -> Iterator[bool]:
+    """Whether no connection, of this process or another, has the database at ``path`` open
+    (WAL mode), answered under an exclusive lock on the ``-shm`` file's :data:`SHM_DMS` byte
+    that is held until the block ends: meanwhile no connection can open it (they wait), so
+    its files can be removed. ``make``: the ``-shm`` file is made when missing, so that the
+    lock also keeps out a connection being opened right now. False: in use (or, without
+    ``make``, no ``-shm`` file to lock). Called with this process's own connections to it
+    closed; under HEAD_LOCK, so that none is opened meanwhile."""
+    import fcntl
+
+    shm = f"{path}-shm"
+    with HEAD_LOCK:
+        try:
+            fd = os.open(shm, os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+                         | (os.O_CREAT if make else 0), 0o600)
+        except FileNotFoundError:
+            yield False
+            return
+        try:
+            if _other_fds(os.fstat(fd), fd):  # a connection of this process
+                yield False
+                return
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, SHM_DMS)
+            except OSError as err:
+                if err.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # (this process's lock on it goes with it)
+
+
+def drop_side_files(path: Path, keep: Collection[str] = ()) -> None:
+    """Remove the ``-shm`` file and an empty ``-wal`` of the database at ``path`` that an open
+    left behind (a ``mode=ro`` open cannot remove them as it closes; a connection to a file
+    removed meanwhile neither), except those in ``keep`` (there before), and only when no
+    connection has the database open (:func:`unused`). Best effort."""
+    if not _side_files(path) - set(keep):
+        return
+    try:
+        with unused(path) as free:
+            if not free:
+                return
+            wal = f"{path}-wal"
+            if "-wal" not in keep and os.path.exists(wal) and not os.path.getsize(wal):
+                os.remove(wal)
+            if "-shm" not in keep:
+                os.remove(f"{path}-shm")
+    except OSError:
+        pass
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
@@ -207,20 +337,21 @@ def _migrate(conn: sqlite3.Connection) -> None:
 # -- what an error of a database in use really is (store/health.py classifies it) ------
 
 def confirmed(err: JetlinkError, cause: BaseException, name: str,
-              path: Path | str) -> JetlinkError:
+              path: Path | str, *, writing: bool = True) -> JetlinkError:
     """``err`` (the :func:`storage_error` of ``cause``, on a database in use) as what the
     database says it is: damage or an I/O error is reported only when the checks of
     ``jetlink cluster check`` (the file checks and ``PRAGMA integrity_check``, on a
     connection of their own) find a problem too; when they find the database sound, it is
     a :class:`ChangedError`. Other errors (a full disk, a read-only directory) are returned
-    as they are."""
+    as they are. ``writing``: met by a write (the line says nothing was written)."""
     if isinstance(err, (DiskFullError, ReadOnlyError_, ChangedError)):
         return err
     problems = _problems(Path(path))
     if problems:
-        return _as_found(err, name, Path(path), problems)
+        return _as_found(err, name, Path(path), problems, writing=writing)
     return ChangedError(f"cluster {name}: {path} changed while it was read ({cause}); it "
-                        "checks sound: nothing was written, the next try reads it anew")
+                        f"checks sound{': nothing was written,' if writing else ';'} the next "
+                        "try reads it anew")
 
 
 def confirmed_in(err: JetlinkError, cause: BaseException,
@@ -244,10 +375,11 @@ def confirmed_in(err: JetlinkError, cause: BaseException,
                         "try reads them anew")
 
 
-def _as_found(err: JetlinkError, name: str, path: Path, problems: list[str]) -> JetlinkError:
+def _as_found(err: JetlinkError, name: str, path: Path, problems: list[str], *,
+              writing: bool = True) -> JetlinkError:
     """``err`` once the checks found ``problems`` in cluster ``name``'s database."""
     if isinstance(err, DamagedError):
-        return damaged(name, path, f"is damaged ({problems[0]})")
+        return damaged(name, path, f"is damaged ({problems[0]})", writing=writing)
     return StorageError(f"{err.description}; 'jetlink cluster check {name}' finds: "
                         f"{problems[0]}")
 
@@ -275,7 +407,12 @@ def _problems(path: Path) -> list[str]:
 
 def integrity(path: Path) -> list[str]:
     """What ``jetlink cluster check`` finds wrong with the database at ``path`` ([]: sound):
-    the file checks, then ``PRAGMA integrity_check`` on a read-only connection."""
+    the file checks, then ``PRAGMA integrity_check`` on a read-only connection. A file this
+    process may not read is no damage: its StorageError (``cannot read PATH: Permission
+    denied``) is raised."""
+    denied = read_denied(path)
+    if denied is not None:
+        raise denied
     problem = file_problem(path)
     if problem:
         return [f"the file {problem}"]
@@ -344,6 +481,9 @@ class Cluster:
         self._carried = 0
         # Per-connection caches other modules may keep (e.g. compiled stream configs).
         self.cache: dict[str, Any] = {}
+        # Inside a write transaction (or opening one): a fault met then refuses the write
+        # whole, and its line says nothing was written; a read's says nothing of writing.
+        self._in_write = False
 
     def __repr__(self) -> str:
         return f"Cluster({self.name!r}, {str(self.path)!r})"
@@ -354,14 +494,34 @@ class Cluster:
         if self._conn is None:
             if not _there(self.path):
                 raise NotFoundError(f"cluster {self.name} not found")
+            denied = read_denied(self.path)
+            if denied is not None:
+                raise denied
             problem = file_problem(self.path)
             if problem:
                 raise damaged(self.name, self.path, problem,
-                              readable=not unreadable(problem))
+                              readable=not unreadable(problem), writing=self._in_write)
             ro = not writable(self.path)
             try:
-                conn = connect(self.path, readonly=ro)
+                before = os.stat(self.path)
+            except FileNotFoundError:
+                raise self._removed() from None
+            try:
+                conn = connect(self.path, readonly=ro, existing=True)
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
+                # This connection now holds its lock on the database (store ``unused``),
+                # so ``cluster rm`` is refused from here on. The file at the path must be
+                # the one opened: one removed between the stat and that lock would take
+                # this process's writes into a file no path leads to, and lose them.
+                try:
+                    now: os.stat_result | None = os.stat(self.path)
+                except FileNotFoundError:
+                    now = None
+                if now is None or (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino):
+                    conn.close()
+                    if now is None:
+                        drop_side_files(self.path)
+                    raise self._removed()
                 if version > SCHEMA_VERSION:
                     conn.close()
                     raise JetlinkError(
@@ -377,10 +537,16 @@ class Cluster:
                 else:
                     _migrate(conn)
             except sqlite3.Error as err:
+                if not _there(self.path):
+                    raise self._removed() from err
                 raise self.error(err) from err
             self.readonly = ro
             self._conn = conn
         return self._conn
+
+    def _removed(self) -> NotFoundError:
+        return NotFoundError(f"cluster {self.name} not found: {self.path} was removed (or "
+                             "replaced) while this command opened it; nothing was written")
 
     def error(self, err: sqlite3.Error) -> JetlinkError:
         """``err`` as one line naming this cluster's file (store/health.py)."""
@@ -394,10 +560,10 @@ class Cluster:
         errors are confirmed by ``cluster check``'s own checks first (:func:`confirmed`):
         when the database checks sound, the files changed under this
         connection, which is then closed so that the next use opens them anew."""
-        converted = storage_error(err, self.name, self.path)
+        converted = storage_error(err, self.name, self.path, writing=self._in_write)
         if converted is None:
             return None
-        converted = confirmed(converted, err, self.name, self.path)
+        converted = confirmed(converted, err, self.name, self.path, writing=self._in_write)
         if converted.transient and self._conn is not None \
                 and not self._conn.in_transaction:
             self._drop()
@@ -485,6 +651,15 @@ class Cluster:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (``BEGIN IMMEDIATE``); nested calls join the outer one."""
+        outer, self._in_write = self._in_write, True
+        try:
+            with self._transaction() as conn:
+                yield conn
+        finally:
+            self._in_write = outer
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         conn = self.conn
         if conn.in_transaction:
             yield conn
@@ -909,9 +1084,15 @@ class DataDir:
         except (FileNotFoundError, NotADirectoryError):
             return False
         except OSError as err:
-            raise StorageError(f"data directory {self.path} cannot be used: "
-                               f"{err.strerror or err}: give another --data-dir") from None
+            raise self._unusable(err) from None
+        if stat.S_ISDIR(mode) and not os.access(self.path, os.X_OK):
+            # (no search permission: none of its files can be reached, not even to read)
+            raise self._unusable(PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
         return stat.S_ISDIR(mode)
+
+    def _unusable(self, err: OSError) -> StorageError:
+        return StorageError(f"data directory {self.path} cannot be used: "
+                            f"{err.strerror or err}: give another --data-dir")
 
     def _not_a_file(self) -> None:
         if not self._is_dir() and self.path.exists():
@@ -1061,7 +1242,11 @@ class DataDir:
         if not self._is_dir():
             return []
         out = []
-        for entry in sorted(os.listdir(self.path)):
+        try:
+            entries = os.listdir(self.path)
+        except PermissionError as err:  # (no read permission: its files cannot be listed)
+            raise self._unusable(err) from None
+        for entry in sorted(entries):
             name = entry[: -len(DB_SUFFIX)]
             if entry.endswith(DB_SUFFIX) and NAME_RE.fullmatch(name) and _a_cluster_file(
                     self.path / entry):
@@ -1136,26 +1321,46 @@ class DataDir:
         return cluster
 
     def remove_cluster(self, name: str) -> None:
-        """Delete cluster ``name``'s database (NotFoundError if it does not exist)."""
+        """Delete cluster ``name``'s database (NotFoundError if it does not exist). Refused
+        (JetlinkError, nothing removed) while a connection of another process, or another
+        of this one, has it open: a writer would go on writing into a file no path leads to,
+        its writes acknowledged and lost. Its files are removed under the lock that tells
+        (:func:`unused`), so a connection being opened meanwhile waits, then finds nothing
+        (Cluster.conn)."""
         path = self.cluster_path(name)
-        cluster = self._open.pop(name, None)
-        if cluster is not None:
-            cluster.close()
+        # This data directory's own connections closed first (one of them may have it
+        # attached: a replication step's origin), so that only others hold it.
+        self.close()
         if not _there(path) and not path.is_symlink():  # (a loop of links: the link goes)
             raise NotFoundError(f"cluster {name} not found")
         if path.is_dir() and not path.is_symlink():
             self._remove_directory(name, path)
             return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                try:
-                    os.remove(str(path) + suffix)
-                except OSError as err:
-                    if isinstance(err, FileNotFoundError):
-                        raise
-                    raise os_error(err, self.path, f"cannot remove cluster {name}") \
-                        from err
-        forget(path)
+        what = f"cannot remove cluster {name}"
+        link = path.is_symlink()
+        # SQLite keeps the side files beside the file a link leads to. Of a link only the
+        # link goes (the file it leads to stays, its log too); a link that leads to no file
+        # (a loop) can have no connection.
+        real = Path(os.path.realpath(path))
+        lock = (unused(real, make=not link) if os.path.isfile(real)
+                else contextlib.nullcontext(True))
+        try:
+            with lock as free:
+                if not free:
+                    raise JetlinkError(
+                        f"cannot remove cluster {name}: {path} is in use by another process "
+                        "(a command still running, 'jetlink replicate --follow', the "
+                        "dashboard, 'jetlink serve'...): stop what uses it, then run "
+                        f"'jetlink cluster rm {name}' again; nothing was removed",
+                        field="cluster")
+                # the database first, its index of the log (-shm) last: a connection that
+                # waits for the lock then finds its file gone from the path (Cluster.conn)
+                for suffix in ("", "-wal", "-journal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(f"{path}{suffix}")
+                forget(path)  # the record of the last verified state (store/health.py)
+        except OSError as err:
+            raise os_error(err, self.path, what) from err
 
     def _remove_directory(self, name: str, path: Path) -> None:
         """A directory where cluster ``name``'s database belongs (``cluster ls``: DAMAGED):

@@ -199,9 +199,12 @@ def writable(path: Path) -> bool:
     return os.access(directory, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
-def damaged_text(name: str, path: Path | str, why: str, *, readable: bool = True) -> str:
+def damaged_text(name: str, path: Path | str, why: str, *, readable: bool = True,
+                 writing: bool = True) -> str:
     """The one line of a damaged database: what is wrong, and what to do (``readable``: SQLite
-    can still read parts of it, so a repair can copy them out)."""
+    can still read parts of it, so a repair can copy them out; ``writing``: met by a write,
+    which is then refused whole, so the line says nothing was written; a read says nothing
+    of writing)."""
     if why.startswith(("is a directory", "is not a regular file")):
         todo = ("Move it out of the data directory: a cluster is one database file, and "
                 "jetlink never makes anything else under its name")
@@ -211,11 +214,28 @@ def damaged_text(name: str, path: Path | str, why: str, *, readable: bool = True
     else:
         todo = (f"Restore it from a backup, or remove it with 'jetlink cluster rm {name}' to "
                 "start the cluster anew (what it held is lost)")
-    return f"cluster {name}: {path} {why}; nothing was written. {todo}"
+    return f"cluster {name}: {path} {why}{'; nothing was written' if writing else ''}. {todo}"
 
 
-def damaged(name: str, path: Path | str, why: str, *, readable: bool = True) -> DamagedError:
-    return DamagedError(damaged_text(name, path, why, readable=readable))
+def damaged(name: str, path: Path | str, why: str, *, readable: bool = True,
+            writing: bool = True) -> DamagedError:
+    return DamagedError(damaged_text(name, path, why, readable=readable, writing=writing))
+
+
+def read_denied(path: Path | str) -> StorageError | None:
+    """A database file (or one on its way) this process may not read, as one line: ``cannot
+    read PATH: Permission denied`` (its permissions, not damage: no repair can help). None
+    when it can be read, or is not there. The check opens nothing (``access(2)``): closing a
+    descriptor of a database would drop this process's locks on it (:func:`read_head`)."""
+    try:
+        os.stat(path)
+    except PermissionError as err:
+        return StorageError(f"cannot read {path}: {err.strerror or err}")
+    except OSError:
+        return None
+    if not os.access(path, os.R_OK):
+        return StorageError(f"cannot read {path}: {os.strerror(errno.EACCES)}")
+    return None
 
 
 def unreadable(problem: str) -> bool:
@@ -267,9 +287,12 @@ def _free(path: Path | str) -> str:
 
 
 def storage_error(err: BaseException, name: str | None = None,
-                  path: Path | str | None = None) -> JetlinkError | None:
+                  path: Path | str | None = None, *,
+                  writing: bool = True) -> JetlinkError | None:
     """``err`` (an exception of sqlite3) as one line naming the file, or None when it is not
-    a fault of the storage (a bug, a busy timeout: the caller lets it go on)."""
+    a fault of the storage (a bug, a busy timeout: the caller lets it go on). ``writing``:
+    met by a write (the line then says nothing was written; a read's says nothing of
+    writing)."""
     if not isinstance(err, sqlite3.Error):
         return None
     code = str(getattr(err, "sqlite_errorname", "") or "")
@@ -277,7 +300,7 @@ def storage_error(err: BaseException, name: str | None = None,
     if code.startswith("SQLITE_CORRUPT") or code == "SQLITE_NOTADB" or (
             not code and "malformed" in str(err)):
         if name and path:
-            return damaged(name, path, f"is damaged ({err})")
+            return damaged(name, path, f"is damaged ({err})", writing=writing)
         return DamagedError(f"{where} is damaged ({err}); nothing was written. Run "
                             "'jetlink cluster check' to find which database, and restore it "
                             "or repair it with 'jetlink cluster check NAME --repair'")
@@ -295,7 +318,8 @@ def storage_error(err: BaseException, name: str | None = None,
         return readonly(directory, f"cluster {name} cannot be written" if name
                         else "it cannot be written")
     if code.startswith("SQLITE_IOERR") or code == "SQLITE_CANTOPEN":
-        return StorageError(f"{where}: the storage failed ({err}); nothing was written")
+        return StorageError(f"{where}: the storage failed ({err})"
+                            + ("; nothing was written" if writing else ""))
     return None
 
 
