@@ -1706,15 +1706,19 @@ def export(
                                       on_rows=bar.advance)
 
     try:
-        summary = export(force)
-    except lake.LakeExistsError as err:
-        output.confirm(
-            app,
-            f"{err}. Really replace the dataset in {target}",
-            force=False,
-            action=f"replace the dataset in {target}",
-        )
-        summary = export(True)
+        try:
+            summary = export(force)
+        except lake.LakeExistsError as err:
+            output.confirm(
+                app,
+                f"{err}. Really replace the dataset in {target}",
+                force=False,
+                action=f"replace the dataset in {target}",
+            )
+            summary = export(True)
+    except lake.LakeInterrupted as stop:  # what the interrupted export left, and the way on
+        output.notice(app, f"jetlink: interrupted: {stop.left}")
+        raise
 
     def human(a: App, d: dict[str, Any]) -> None:
         files = len(d["files"])

@@ -18,9 +18,11 @@ data       binary   the payload (the record's value; null only for a tombstone)
 
 Rows carry no deleted messages: a gap in ``seq`` is a gap in the stream. Beside the data files,
 ``_jetlink.json`` records what the rows came from (kind, name, config, creation time, identity,
-state); an export over the interface (a live server's stream) still running or interrupted
-keeps ``_jetlink_progress.json`` and ``_tmp-part-*`` files there instead; Spark and Parquet
-readers skip files whose names start with ``_``.
+state); an export still running or interrupted keeps ``_tmp-part-*`` files there instead
+(over the interface, a live server's stream, ``_jetlink_progress.json`` too), which
+``stream import`` refuses; Spark and Parquet readers skip files whose names start with
+``_``. Every part file jetlink writes carries Parquet page checksums; readers here verify
+them (files without them read as before).
 
 This module holds that definition (``COLUMNS``, from which pyarrow and Spark build their
 schema objects) and what moves rows through it without Spark: the store's readers
@@ -452,10 +454,16 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                                 f"{stream}'s subjects ({', '.join(d.cfg.subjects)}), as a "
                                 "publish there would be refused")
                         subjects_ok.add(subject)
-                    if as_published and hdr is not None and not hdr.startswith(b"NATS/1.0"):
-                        raise LakeError(f"message {seq}: headers {bytes(hdr[:20])!r} are not a "
-                                        "NATS header block (column headers: NATS/1.0 and "
-                                        "one header per line)")
+                    if as_published and hdr is not None:
+                        bad_line = _header_block_problem(hdr)
+                        if bad_line is not None:
+                            raise LakeError(f"message {seq}: headers {bad_line!r} are not a "
+                                            "NATS header block (column headers: NATS/1.0 and "
+                                            "one header per line)")
+                    if as_published and ts is not None and ts < 0:
+                        raise LakeError(f"message {seq}: time {ts} is before the Unix epoch "
+                                        "(column ts: the time stored, nanoseconds since "
+                                        "1970-01-01T00:00:00Z, never negative)")
                     if data is None:
                         data = b""
                     if ts is None:
@@ -484,6 +492,20 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
         if on_rows is not None:
             on_rows(n)
     return {"rows": total, "first_seq": first, "last_seq": last, "transactions": txns}
+
+
+def _header_block_problem(hdr: bytes) -> bytes | None:
+    """The part of a row's header block that makes it no NATS header block of a stored
+    message (the rule of the ``headers`` column, COLUMNS: the line ``NATS/1.0``, without a
+    status, then one ``Name: value`` header per line): the offending line (its first 40
+    bytes), None when there is none."""
+    lines = bytes(hdr).split(b"\r\n")
+    if lines[0] != b"NATS/1.0":
+        return lines[0][:40]
+    for line in lines[1:]:
+        if line and b":" not in line:
+            return line[:40]
+    return None
 
 
 def _rows_target(txn, stream: str, sid: int | None):
@@ -542,18 +564,24 @@ def _replaceable(name: str) -> bool:
             or (name.startswith(".") and name.endswith(".crc")))  # _tmp-part-*.parquet too
 
 
-def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
+def _prepare_dir(fs, base: str, where: str, force: bool, *,
+                 keep_old: bool = False) -> list[str]:
+    """Make ``base`` a directory an export writes into: created when missing; a non-empty
+    one refused (LakeExistsError) unless ``force`` and it holds nothing but a dataset, whose
+    files are then deleted, or with ``keep_old`` returned (the caller deletes them once the
+    new dataset is complete: :func:`_swap_in`); files no complete dataset holds (part files
+    written aside, a progress record, a metadata file written aside) are deleted at once."""
     from pyarrow import fs as pafs
 
     info = fs.get_file_info(base)
     if info.type == pafs.FileType.NotFound:
         fs.create_dir(base, recursive=True)
-        return
+        return []
     if info.type != pafs.FileType.Directory:
         raise LakeError(f"{where} exists and is not a directory")
     entries = fs.get_file_info(pafs.FileSelector(base))
     if not entries:
-        return
+        return []
     # what no replace would remove is said first: no question is asked about it
     others = sorted(e.base_name for e in entries
                     if e.type != pafs.FileType.File or not _replaceable(e.base_name))
@@ -570,8 +598,26 @@ def _prepare_dir(fs, base: str, where: str, force: bool) -> None:
                                   "them)")
         raise LakeExistsError(f"{where} is not empty ({len(entries)} entries): refusing to "
                               "overwrite it")
+    old = []
     for e in entries:
-        fs.delete_file(e.path)
+        n = e.base_name
+        if not keep_old or n.startswith(TMP_PREFIX) or n.endswith(".tmp") or n == PROGRESS_FILE:
+            fs.delete_file(e.path)
+        else:
+            old.append(e.path)
+    return old
+
+
+def _swap_in(fs, base: str, old: list[str], written: list[str]) -> None:
+    """Replace the dataset files ``old`` (paths) by the complete part files ``written``
+    (names, written aside under TMP_PREFIX): its ``_jetlink.json`` first (from there on an
+    import refuses the directory as an interrupted export while part files are still aside,
+    :func:`_refuse_interrupted_export`), then its other files, then the new parts under
+    their names; the caller writes the new ``_jetlink.json`` last."""
+    for where in sorted(old, key=lambda w: w.rsplit("/", 1)[-1] != META_FILE):
+        fs.delete_file(where)
+    for fname in written:
+        fs.move(_join(base, TMP_PREFIX + fname), _join(base, fname))
 
 
 def _is_embedded(js) -> bool:
@@ -626,11 +672,11 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
     ``row_group_rows``; one empty file for a stream without messages), then ``_jetlink.json``.
     One consistent cut: the messages up to the last sequence of the stream when it starts.
     A non-empty directory is refused unless ``force`` (which replaces a dataset there, never
-    other files). Returns ``{"stream", "path", "messages", "bytes_written", "first_seq",
-    "last_seq", "files"}`` (``bytes_written``: the data files' size)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    other files: the old dataset stays whole until the new part files are all complete,
+    written aside under TMP_PREFIX, then :func:`_swap_in`). Interrupted (KeyboardInterrupt),
+    it raises :class:`LakeInterrupted` saying what it left. Returns ``{"stream", "path",
+    "messages", "bytes_written", "first_seq", "last_seq", "files"}`` (``bytes_written``: the
+    data files' size)."""
     if min(batch_rows, row_group_rows, file_rows) < 1:
         raise ValueError("batch_rows, row_group_rows and file_rows must be at least 1")
     info = js.stream_info(name)
@@ -641,7 +687,52 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
         sid = d.id
     meta = _meta_of(js, info)
     fs, base = lake_filesystem(path)
-    _prepare_dir(fs, base, path, force)
+    old = _prepare_dir(fs, base, path, force, keep_old=True)
+    try:
+        return _write_embedded(js, name, path, fs, base, sid, info, meta, old,
+                               batch_rows=batch_rows, row_group_rows=row_group_rows,
+                               file_rows=file_rows, on_rows=on_rows)
+    except KeyboardInterrupt as exc:
+        raise LakeInterrupted(_export_left(fs, base, name, path, bool(old))) from exc
+
+
+class LakeInterrupted(KeyboardInterrupt):
+    """An export interrupted (Ctrl-C): ``left`` says what it left in its directory and the
+    way on (the CLI prints it, exit status 130 as any interrupted command)."""
+
+    def __init__(self, left: str) -> None:
+        super().__init__(left)
+        self.left = left
+
+
+def _export_left(fs, base: str, name: str, path: str, replacing: bool) -> str:
+    """What an interrupted embedded export left in ``base``: the dataset it replaces whole
+    (new part files aside, which readers skip), or an incomplete one."""
+    from pyarrow import fs as pafs
+
+    try:
+        names = {e.base_name for e in fs.get_file_info(pafs.FileSelector(base))}
+    except OSError:  # pragma: no cover - the interruption is what matters
+        names = set()
+    again = f"run the export again with -f (jetlink stream export {name} parquet:{path} -f)"
+    if META_FILE in names:
+        return (f"the export of stream {name} to {path} stopped before its new files were "
+                f"complete: the dataset already there is whole and unchanged (the new files "
+                f"written so far are left beside it as {TMP_PREFIX}part-*.parquet, which "
+                f"readers skip); {again} to replace it")
+    what = "the dataset it was replacing is gone and the new one " if replacing else ""
+    return (f"the export of stream {name} to {path} stopped before it was complete: "
+            f"{what or 'the dataset '}is incomplete (no {META_FILE}; stream import refuses "
+            f"it); {again}")
+
+
+def _write_embedded(js, name: str, path: str, fs, base: str, sid: int, info, meta,
+                    old: list[str], *, batch_rows: int, row_group_rows: int,
+                    file_rows: int, on_rows: Callable[[int], None] | None) -> dict[str, Any]:
+    """The writing of :func:`_export_embedded`: the part files, then (``old``: the files of
+    the dataset it replaces) the swap, then ``_jetlink.json``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     schema = arrow_schema()
     files: list[str] = []
@@ -652,15 +743,22 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
     pending_rows = 0
 
     def open_next():
-        # written as _tmp-part-NNNNN.parquet and renamed once complete (close_part): a run
-        # killed inside leaves no torn file under a name readers take (they skip "_" names)
+        # written as _tmp-part-NNNNN.parquet and renamed once complete: a run killed inside
+        # leaves no torn file under a name readers take (they skip "_" names). A part is
+        # renamed once the next one exists aside (or at the end): until the dataset is
+        # complete, the directory always holds a part aside, which an import refuses
+        # (_refuse_interrupted_export). One replacing a dataset keeps them all aside until
+        # all are complete (_swap_in).
         fname = PART_FORMAT.format(len(files))
         files.append(fname)
-        return pq.ParquetWriter(_join(base, TMP_PREFIX + fname), schema, filesystem=fs)
+        opened = pq.ParquetWriter(_join(base, TMP_PREFIX + fname), schema, filesystem=fs,
+                                  write_page_checksum=True)
+        if len(files) > 1 and not old:
+            fs.move(_join(base, TMP_PREFIX + files[-2]), _join(base, files[-2]))
+        return opened
 
     def close_part() -> None:
         writer.close()
-        fs.move(_join(base, TMP_PREFIX + files[-1]), _join(base, files[-1]))
 
     def flush_group() -> None:
         nonlocal pending, pending_rows
@@ -702,6 +800,10 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
     finally:
         if writer is not None:
             writer.close()
+    if old:
+        _swap_in(fs, base, old, files)
+    elif files:
+        fs.move(_join(base, TMP_PREFIX + files[-1]), _join(base, files[-1]))
     for fname in files:
         written += fs.get_file_info(_join(base, fname)).size or 0
     write_meta(path, meta)
@@ -712,7 +814,11 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
 # -- import -----------------------------------------------------------------------------------
 def _dataset(path: str):
     """``(fragments in path order, dataset schema)`` of the Parquet files at ``path`` (a
-    directory, searched recursively, hive partitions read as columns; or one file)."""
+    directory, searched recursively, hive partitions read as columns; or one file). Every
+    file's columns of the lake schema are checked against it (:func:`_column_problem`: one
+    LakeError naming the file, the column and both types, before a row is read); the
+    files' page checksums are verified as they are read (files written without them read
+    as before)."""
     import pyarrow.dataset as ds
     from pyarrow import fs as pafs
 
@@ -720,8 +826,10 @@ def _dataset(path: str):
     kind = fs.get_file_info(base).type
     if kind == pafs.FileType.NotFound:
         raise LakeError(f"{path}: no such file or directory")
+    checked = ds.ParquetFileFormat(default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+        page_checksum_verification=True))
     try:
-        dataset = ds.dataset(base, filesystem=fs, format="parquet",
+        dataset = ds.dataset(base, filesystem=fs, format=checked,
                              partitioning="hive" if kind == pafs.FileType.Directory else None)
         fragments = sorted(dataset.get_fragments(), key=lambda f: f.path)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
@@ -737,40 +845,115 @@ def _dataset(path: str):
     for name in ("seq", "partition"):  # the columns read as numbers before any cast
         kind_ = dataset.schema.field(name).type
         if not pt.is_integer(kind_):
-            want = dict((n, t) for n, t, _null in COLUMNS)[name]
+            want = _LAKE_TYPES[name]
             raise LakeError(f"{path}: column {name} is {kind_}, not an integer: not the lake "
                             f"message schema ({name} {want})")
+    for frag in fragments:
+        try:
+            physical = frag.physical_schema
+        except (OSError, ValueError) as exc:
+            raise LakeError(f"{frag.path}: not a Parquet file: {_first_line(exc)}") from None
+        for name in NAMES:
+            if name in physical.names:
+                problem = _column_problem(name, physical.field(name).type)
+                if problem is not None:
+                    raise LakeError(f"{frag.path}: {problem}")
     return fragments, dataset.schema
 
 
-def _iter_dataset(fragments, schema, columns=None):
+_LAKE_TYPES = {n: t for n, t, _null in COLUMNS}
+
+
+def _column_problem(name: str, kind: Any) -> str | None:
+    """Why a column ``name`` of type ``kind`` (pyarrow) cannot be read as the lake schema's
+    (COLUMNS): integer columns take integers (``ts`` a timestamp too), string columns
+    strings, binary columns bytes or strings; a column of nulls only goes anywhere.
+    None: it can."""
+    import pyarrow.types as pt
+
+    want = _LAKE_TYPES[name]
+    if pt.is_null(kind):
+        return None
+    strings = (pt.is_string(kind) or pt.is_large_string(kind)
+               or getattr(pt, "is_string_view", lambda _k: False)(kind))
+    if want in ("int32", "int64"):
+        fits = pt.is_integer(kind) or (name == "ts" and pt.is_timestamp(kind))
+        what = "an integer" + (" or a timestamp" if name == "ts" else "")
+    elif want == "string":
+        fits, what = strings, "a string"
+    else:
+        fits = (strings or pt.is_binary(kind) or pt.is_large_binary(kind)
+                or pt.is_fixed_size_binary(kind)
+                or getattr(pt, "is_binary_view", lambda _k: False)(kind))
+        what = "binary or a string"
+    if fits:
+        return None
+    return f"column {name} is {kind}, not {what}: not the lake message schema ({name} {want})"
+
+
+def _fragment_batches(fragments, schema, columns=None):
+    """``(file, batch)`` for the batches of the dataset's files, in order. A file pyarrow
+    cannot read (a page whose checksum does not match, a file cut short) or convert to the
+    dataset's schema is a LakeError naming it."""
     for frag in fragments:
-        yield from frag.to_batches(schema=schema, columns=columns)
+        try:
+            for batch in frag.to_batches(schema=schema, columns=columns):
+                yield frag.path, batch
+        except OSError as exc:
+            text = _first_line(exc)
+            hint = " (the file is damaged: export the stream again)" \
+                if "checksum" in text.lower() else ""
+            raise LakeError(f"{frag.path}: cannot read it: {text}{hint}") from None
+        except (ValueError, TypeError, NotImplementedError) as exc:  # ArrowInvalid, ...
+            raise LakeError(f"{frag.path}: not readable as the lake message schema: "
+                            f"{_first_line(exc)}") from None
 
 
-def _conform(batch, target):
-    """``batch`` with the lake schema's columns, in its order and types."""
+def _iter_dataset(fragments, schema, columns=None, *, conform: bool = False):
+    """The batches of the dataset's files, in order; ``conform``: in the lake schema
+    (:func:`_conform`)."""
+    target = arrow_schema() if conform else None
+    for where, batch in _fragment_batches(fragments, schema, columns):
+        yield batch if target is None else _conform(batch, target, where)
+
+
+def _conform(batch, target, where: str = "rows"):
+    """``batch`` with the lake schema's columns, in its order and types (``where``: the file
+    it was read from, named in the LakeError of a value that does not convert: an unsigned
+    sequence beyond int64, a text that is no number...)."""
     import pyarrow as pa
+    import pyarrow.types as pt
 
     arrays = []
     for field in target:
         col = batch.column(field.name)
         if col.type != field.type:
-            col = col.cast(field.type)
+            try:
+                if pt.is_timestamp(col.type):  # its unit's counts: nanoseconds first
+                    col = col.cast(pa.timestamp("ns", col.type.tz))
+                col = col.cast(field.type)
+            except (ValueError, TypeError, NotImplementedError) as exc:  # ArrowInvalid, ...
+                raise LakeError(f"{where}: column {field.name} is {batch.column(field.name).type}"
+                                f", not {field.type}: {_first_line(exc)}") from None
         arrays.append(col)
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def _scan_order(fragments, schema, path: str) -> tuple[int, bool]:
     """Check every row is a stream message and the sequences are distinct: ``(rows, sorted)``."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     rows, prev, ordered = 0, None, True
-    for batch in _iter_dataset(fragments, schema, ["partition", "key", "subject", "seq"]):
+    for where, batch in _fragment_batches(fragments, schema,
+                                          ["partition", "key", "subject", "seq"]):
         if not batch.num_rows:
             continue
         _check_stream_rows(batch, path)
         seq = batch.column("seq")
+        if seq.type != pa.int64():  # (a uint64 beyond int64 is named with its file here)
+            seq = _conform(pa.RecordBatch.from_arrays([seq], names=["seq"]),
+                           pa.schema([pa.field("seq", pa.int64())]), where).column(0)
         if seq.null_count:
             raise LakeError(f"{path}: rows without a sequence")
         rows += batch.num_rows
@@ -805,8 +988,8 @@ def _sorted_rows(fragments, schema, path: str):
     import pyarrow.compute as pc
 
     target = arrow_schema()
-    table = pa.Table.from_batches(
-        [_conform(b, target) for b in _iter_dataset(fragments, schema)], target)
+    table = pa.Table.from_batches(list(_iter_dataset(fragments, schema, conform=True)),
+                                  target)
     table = table.sort_by("seq")
     seq = table.column("seq").combine_chunks()
     if len(seq) > 1:
@@ -822,7 +1005,9 @@ def _open_stream_dataset(path: str,
                          on_total: Callable[[int], None] | None = None):
     """(fragments, schema, in sequence order?, metadata or None) of a dataset an import
     reads; a dataset of a topic is refused. ``on_total(rows)``: the rows the dataset holds,
-    once its check has counted them."""
+    once its check has counted them. A directory holding what an interrupted export leaves
+    is refused (:func:`_refuse_interrupted_export`)."""
+    _refuse_interrupted_export(path)
     fragments, schema = _dataset(path)
     count, ordered = _scan_order(fragments, schema, path)
     meta = read_meta(path)
@@ -831,6 +1016,32 @@ def _open_stream_dataset(path: str,
     if on_total is not None:
         on_total(count)
     return fragments, schema, ordered, meta
+
+
+def _refuse_interrupted_export(path: str) -> None:
+    """Refuse a dataset directory that holds what an interrupted jetlink export leaves: part
+    files written aside (TMP_PREFIX) or an export's progress record (PROGRESS_FILE), and no
+    ``_jetlink.json`` (every export writes it last, once its part files are complete: beside
+    it, such files are what a replacement cut short left next to the whole dataset). A
+    dataset written by another tool has none of them, with or without ``_jetlink.json``."""
+    from pyarrow import fs as pafs
+
+    fs, base = lake_filesystem(path)
+    if fs.get_file_info(base).type != pafs.FileType.Directory:
+        return
+    names = {e.base_name for e in fs.get_file_info(pafs.FileSelector(base))
+             if e.type == pafs.FileType.File}
+    if META_FILE in names:
+        return
+    left = sorted(n for n in names
+                  if n == PROGRESS_FILE or (n.startswith(TMP_PREFIX) and n.endswith(".parquet")))
+    if left:
+        shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
+        raise LakeError(f"{path} holds an export that was interrupted ({shown}; no "
+                        f"{META_FILE}): its messages are incomplete, nothing was imported; "
+                        "export the stream again (jetlink stream export STREAM "
+                        f"parquet:{path} -f) and import that")
+
 
 def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:
     """Create stream ``name`` from a dataset's recorded config ``doc`` (the metadata the
@@ -884,10 +1095,13 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,
 
 
 # An embedded import in progress is marked in its cluster's meta table (key IMPORT_MARK +
-# stream, value: what identifies the dataset); the mark goes with the import's last
-# transaction. A run that finds the stream holding messages and the mark of the same dataset
-# continues after the stream's last sequence: each transaction of rows is whole, so the rows
-# stored are exactly those up to it.
+# stream, value: what identifies the dataset, the stream's creation time, and the last
+# sequence the import stored with that message's time: :func:`_progress_mark`); each
+# transaction of rows updates the mark with its rows, and the import's last one replaces it
+# with the mark of a finished import (:func:`_done`). A run that finds the stream holding
+# messages and the mark of the same dataset continues after the sequence the mark records,
+# but only when the stream still ends there with that message (:func:`_resume_after`):
+# anything else stored in between would take a dataset row's sequence.
 IMPORT_MARK = "lake.import."
 
 
@@ -928,6 +1142,70 @@ def _after(batches: Iterable[Any], after: int,
             yield kept
 
 
+def _progress_mark(mark: str, created_ns: int, last_seq: int, ts: int | None) -> str:
+    """The import mark of an import in progress: the dataset's ``mark``, the stream's
+    creation time, the last sequence the import stored and that message's time (``-``:
+    none stored, or the stream's limits removed it)."""
+    return f"{mark} {created_ns} {last_seq} {'-' if ts is None else ts}"
+
+
+def _resume_after(js, name: str, path: str, found: Any, mark: str, info: Any) -> int:
+    """The sequence an import of this dataset cut short stored up to, to continue after it:
+    ``found`` (the stream's import mark) must be this dataset's, and the stream must still
+    end with the message that import stored last (the same stream, the same last sequence,
+    the message there of the same time unless it is gone); a LakeError naming what was
+    found otherwise (nothing is written)."""
+    from .errors import ApiError
+
+    parts = found.split(" ") if isinstance(found, str) else []
+    if not parts or parts[0] != mark:
+        raise LakeError(f"stream {name} has stored messages (last sequence "
+                        f"{info.state.last_seq}): an import keeps the sequences, so "
+                        "it goes into a new stream or one that never stored anything")
+    again = (f"nothing was imported: delete the stream (jetlink stream rm {name} -f) and run "
+             "the import again")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts[1:3]):
+        raise LakeError(f"stream {name} holds part of an import of {path} that was "
+                        "interrupted, without the record of where it stopped (an earlier "
+                        f"jetlink's): it cannot be continued safely; {again}")
+    created_ns, last = int(parts[1]), int(parts[2])
+    ts = int(parts[3]) if parts[3].lstrip("-").isdigit() else None
+    if created_ns != info.created_ns:
+        raise LakeError(f"stream {name} was deleted and created again since an import of "
+                        f"{path} into it was interrupted; {again}")
+    now = info.state.last_seq
+    if now == last and ts is not None:
+        try:
+            stored = js.get_msg(name, last).ts
+        except ApiError:  # deleted since, or removed by a limit: the sequence still says
+            stored = ts
+        if stored != ts:
+            raise LakeError(f"stream {name} changed since an import of {path} into it was "
+                            f"interrupted: its message {last} is not the one the import "
+                            f"stored there (time {stored}, not {ts}); {again}")
+    if now != last:
+        raise LakeError(f"stream {name} changed since an import of {path} into it was "
+                        f"interrupted: the import had stored up to sequence {last}, the stream "
+                        f"now ends at sequence {now} (something else stored messages there, "
+                        f"which take the dataset's sequences); {again}")
+    return last
+
+
+def _record_progress(txn: Any, d: Any, key: str, mark: str, last_seq: int) -> None:
+    """Update the import mark in the transaction that stored rows up to ``last_seq`` (with
+    them: a run killed after it continues from its end, never from the mark of an earlier
+    one)."""
+    from .streams import load_msg
+
+    if not last_seq:
+        return
+    stored = load_msg(txn.conn, d.id, last_seq)
+    txn.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
+                     "SET value = excluded.value",
+                     (key, _progress_mark(mark, d.created_ns, last_seq,
+                                          None if stored is None else stored.ts)))
+
+
 def _done(created_ns: int, mark: str) -> str:
     """The import mark of a dataset imported whole into the stream created at
     ``created_ns`` (a stream made again under the name is another one): its re-run stores
@@ -942,6 +1220,23 @@ def _mark_done(txn: Any, name: str, key: str, mark: str) -> None:
         return
     txn.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE "
                      "SET value = excluded.value", (key, _done(d.created_ns, mark)))
+
+
+def _meta_last_seq(meta: dict[str, Any] | None, path: str) -> int | None:
+    """The last sequence the dataset's ``_jetlink.json`` records (``state.last_seq``: the
+    stream an import makes ends there), None without one; a LakeError naming the file and
+    the field when no stream of jetlink can end there (core/streams.py MAX_SEQ)."""
+    from .streams import MAX_SEQ
+
+    end = ((meta or {}).get("state") or {}).get("last_seq")
+    if not isinstance(end, int):
+        return None
+    if end > MAX_SEQ:
+        where = _meta_location(path)[1]
+        raise LakeError(f"{where}: not a {META_FILE} document jetlink imports: "
+                        f"\"state.last_seq\" is {end}, beyond jetlink's limit {MAX_SEQ} (the "
+                        "last sequence of a stream); nothing was imported")
+    return end
 
 
 def _dataset_rows(fragments: list[Any]) -> int:
@@ -965,6 +1260,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
     ``on_total`` / ``on_rows``: as :func:`import_stream`.
     """
     fragments, schema, ordered, meta = _open_stream_dataset(path, on_total)
+    end = _meta_last_seq(meta, path)
     mark = _import_mark(path, fragments, meta)
     key = IMPORT_MARK + name
 
@@ -981,29 +1277,30 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
                 return {"stream": name, "path": path, "messages": 0, "first_seq": 0,
                         "last_seq": 0, "created": False, "transactions": 0,
                         "duplicates": _dataset_rows(fragments)}
-            if js.cluster.meta_get(key) != mark:
-                raise LakeError(f"stream {name} has stored messages (last sequence "
-                                f"{info.state.last_seq}): an import keeps the sequences, so "
-                                "it goes into a new stream or one that never stored anything")
-            after = info.state.last_seq  # an import of this dataset cut short: continue
+            # an import of this dataset cut short: continue where it stopped
+            after = _resume_after(js, name, path, js.cluster.meta_get(key), mark, info)
+        created_ns = info.created_ns
     else:
         _create_from_meta(js, name, _meta_config(meta, name, path), path)
         created = True
-    js.cluster.meta_set(key, mark)
+        info = js.stream_info(name)
+        created_ns = info.created_ns
+    if not after:
+        js.cluster.meta_set(key, _progress_mark(mark, created_ns, info.state.last_seq, None))
 
-    target = arrow_schema()
-    batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
+    batches = _iter_dataset(fragments, schema, conform=True) if ordered \
         else _sorted_rows(fragments, schema, path)
     if after:
         batches = _after(batches, after, on_rows)
     try:
         try:
-            res = write_stream_rows(js, name, batches, txn_rows=txn_rows, on_rows=on_rows,
-                                    as_published=True)
+            res = write_stream_rows(
+                js, name, batches, txn_rows=txn_rows, on_rows=on_rows, as_published=True,
+                on_txn=lambda txn, d, last: _record_progress(txn, d, key, mark, last))
         except LakeError as err:  # a row's fault: named with the dataset it is in
-            raise LakeError(f"{path}: {err}") from None
-        end = (meta or {}).get("state", {}).get("last_seq")
-        if isinstance(end, int) and end > res["last_seq"]:
+            raise LakeError(err.description if err.description.startswith(
+                tuple(f.path for f in fragments)) else f"{path}: {err}") from None
+        if end is not None and end > res["last_seq"]:
             with js.write() as txn:  # the origin's trailing deleted messages
                 d = txn.catalog.by_name.get(name)
                 if d is not None:
@@ -1231,6 +1528,13 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
                 on_rows(batch.num_rows)
             parts.add(batch)
         parts.finish()
+    except KeyboardInterrupt as exc:
+        done, nfiles = progress["messages"], len(progress["files"])
+        raise LakeInterrupted(
+            f"the export of stream {name} to {path} stopped with {done} message"
+            f"{'s' if done != 1 else ''} in {nfiles} complete file{'s' if nfiles != 1 else ''}"
+            f" (no {META_FILE} yet; stream import refuses the directory): run the same "
+            "export again to continue after them, with the same cut") from exc
     finally:
         batches.close()
         parts.abandon()
@@ -1347,7 +1651,8 @@ class _PartFiles:
 
         fname = PART_FORMAT.format(len(self.progress["files"]))
         self.tmp = _join(self.base, TMP_PREFIX + fname)
-        self.writer = pq.ParquetWriter(self.tmp, self.schema, filesystem=self.fs)
+        self.writer = pq.ParquetWriter(self.tmp, self.schema, filesystem=self.fs,
+                                       write_page_checksum=True)
         self.rows = self.first = self.last = 0
 
     def flush_group(self) -> None:
@@ -1421,8 +1726,7 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
     info, created = _import_target(js, name, path, meta)
     _check_import_subjects(fragments, schema, info, name, path)
     identity = str((meta or {}).get("identity") or "")
-    target = arrow_schema()
-    batches = (_conform(b, target) for b in _iter_dataset(fragments, schema)) if ordered \
+    batches = _iter_dataset(fragments, schema, conform=True) if ordered \
         else _sorted_rows(fragments, schema, path)
     sender = _ImportSender(js, name, path, identity, on_rows)
     pending: list[tuple[Any, ...]] = []
