@@ -1942,8 +1942,8 @@ def reset(
 consumer_cluster_app = typer.Typer(
     name="cluster",
     help="Manage a clustered consumer (its RAFT group).\n\nnatscli's consumer cluster "
-    "step-down, on a live JetStream cluster; the embedded engine and a single server have "
-    "no group to manage.",
+    "step-down and balance, on a live JetStream cluster; the embedded engine and a single "
+    "server have no group to manage.",
     no_args_is_help=True,
 )
 consumer_app.add_typer(consumer_cluster_app, name="cluster")
