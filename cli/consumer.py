@@ -230,20 +230,20 @@ def _with_backoff(doc: dict[str, Any], values: dict[str, Any]) -> None:
     --max-deliver gets one delivery per step and one more (else the server's 10116: max
     deliver must exceed the backoff's steps)."""
     doc.update(_backoff_doc(values))
-    if doc.get("backoff") and doc.get("max_deliver", -1) in (-1, 0):
+    if doc.get("backoff") and doc.get("max_deliver", -1) in (-1, 0) \
+            and doc.get("ack_policy") != "none":  # (ack none: no redelivery, -1 stays)
         doc["max_deliver"] = len(doc["backoff"]) + 1
 
 
 def _priority_doc(values: dict[str, Any]) -> dict[str, Any]:
     """natscli's --pinned-groups / --overflow-groups / --prioritized-groups (one policy) and
     --pinned-ttl."""
-    from jetlink.cli.stream_flags import parse_duration_flag, split_subjects
+    from jetlink.cli.stream_flags import parse_duration_flag
 
     def groups(raw: list[str]) -> list[str]:
-        # an empty value is a group named "" (natscli sends it): the server's 10161, never
-        # a consumer made without the groups asked for
-        out = split_subjects(raw)
-        return out + [""] if any(not v.strip(" ,\t") for v in raw) else out
+        # natscli's flags (StringsVar): each value one group, as given ("g1,g2" is one, the
+        # server's to refuse); an empty one is a group named "" (the server's 10161)
+        return list(raw)
 
     pinned = groups(values.get("pinned_groups") or [])
     overflow = groups(values.get("overflow_groups") or [])
@@ -532,7 +532,8 @@ def add(
     pinned_groups: Annotated[
         list[str] | None,
         typer.Option("--pinned-groups", metavar="GROUPS",
-                     help="Create a Pinned Client consumer based on these groups."),
+                     help="Create a Pinned Client consumer based on these groups (one "
+                          "per value: repeat the flag)."),
     ] = None,
     pinned_ttl: Annotated[
         str | None,
@@ -542,12 +543,14 @@ def add(
     overflow_groups: Annotated[
         list[str] | None,
         typer.Option("--overflow-groups", metavar="GROUPS",
-                     help="Create an Overflow consumer based on these groups."),
+                     help="Create an Overflow consumer based on these groups (one "
+                          "per value: repeat the flag)."),
     ] = None,
     prioritized_groups: Annotated[
         list[str] | None,
         typer.Option("--prioritized-groups", metavar="GROUPS",
-                     help="Create a Prioritized consumer based on these groups."),
+                     help="Create a Prioritized consumer based on these groups (one "
+                          "per value: repeat the flag)."),
     ] = None,
     validate_only: Annotated[bool, validate_config_option("for a consumer of STREAM")
                              ] = False,
@@ -737,10 +740,9 @@ def edit_config(doc: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
         put("max_bytes", values["max_pull_bytes"])
     if values.get("sample") not in (None, -1):  # natscli's edit: 0 turns sampling off
         put("sample_freq", _sample(values["sample"]))
-    if values.get("backoff"):  # natscli's edit: the new policy ("none": none), unlimited
-        out.pop("backoff", None)  # deliveries (the server's rule: more than its steps)
-        out.update(_backoff_doc(values))
-        out["max_deliver"] = -1
+    if values.get("backoff"):  # natscli's edit: the new policy ("none": none); max_deliver
+        out.pop("backoff", None)  # stays, or --max-deliver's (the server's 10116 when it is
+        out.update(_backoff_doc(values))  # not more than the steps)
     elif any(values.get(k) is not None for k in ("backoff_steps", "backoff_min",
                                                  "backoff_max")):
         _backoff_doc(values)  # (refused: they shape a backoff --backoff gives)
@@ -1311,7 +1313,9 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
         cols.row("Filter Subjects", ", ".join(cfg["filter_subjects"]))
     policy = cfg.get("deliver_policy", "all")
     if policy == "by_start_time":
-        cols.row("Deliver Policy", f"Since {cfg.get('opt_start_time', '')}")
+        start = cfg.get("opt_start_time")  # (natscli's *time.Time, as Go prints it)
+        cols.row("Deliver Policy", f"Since {output.go_time_utc(output.rfc3339_ns(start))}"
+                 if start else "Since")
     elif policy == "by_start_sequence":
         cols.row("Deliver Policy", f"From Sequence {cfg.get('opt_start_seq', 0)}")
     else:
@@ -1367,13 +1371,13 @@ def _pause_and_priority_rows(cols: output.Columns, cfg: dict[str, Any],
     pause_until = output.rfc3339_ns(cfg.get("pause_until"))
     if doc.get("paused"):
         cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} "
-                 f"({output.since(doc.get('pause_remaining', 0))} remaining)")
+                 f"({_remaining(doc.get('pause_remaining', 0))} remaining)")
     else:
         cols.row("Paused Until Deadline", f"{output.local_ns(pause_until)} (passed)",
                  bool(pause_until))
     policy = cfg.get("priority_policy", "none")
-    if policy != "none":
-        cols.row("Priority Policy", policy)
+    if policy != "none":  # (jsm.go's PriorityPolicy String(): its words)
+        cols.row("Priority Policy", _PRIORITY_WORDS.get(policy, policy))
         cols.row("Priority Groups", ", ".join(cfg.get("priority_groups") or []))
         cols.row("Pinned TTL", output.since(int(cfg.get("priority_timeout", 0))),
                  policy == "pinned_client")
@@ -1422,13 +1426,31 @@ def _state_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) 
     if doc.get("paused"):
         remaining = int(doc.get("pause_remaining", 0))
         cols.row("Paused Until", f"{output.local_ns(now + remaining)} "
-                 f"({output.since(remaining)} remaining)")
+                 f"({_remaining(remaining)} remaining)")
     if doc.get("priority_groups") and cfg.get("priority_policy") == "pinned_client":
+        groups: dict[str, str] = {}
         for group in doc["priority_groups"]:
             pin = group.get("pinned_client_id", "")
             when = output.local_ns(output.rfc3339_ns(group.get("pinned_ts")))
-            cols.row(f"Priority Group {group.get('group', '')}",
-                     f"pinned {pin} at {when}" if pin else "No client")
+            groups[str(group.get("group", ""))] = f"pinned {pin} at {when}" if pin \
+                else "No client"
+        # natscli's AddMapStringsAsValue: one row per group, sorted, the names aligned
+        longest = max(len(g) for g in groups)
+        for i, g in enumerate(sorted(groups)):
+            cols.row("" if i else "Priority Groups",
+                     f"{' ' * (longest - len(g))}{g}: {groups[g]}")
+
+
+def _remaining(ns: Any) -> str:
+    """A pause's time left as natscli prints it: PauseRemaining.Round(time.Second), a Go
+    duration (``1h0m0s``, ``2s``)."""
+    n = int(ns or 0)
+    whole = (abs(n) + 500_000_000) // 1_000_000_000 * 1_000_000_000
+    return _go_duration(whole if n >= 0 else -whole)
+
+
+_PRIORITY_WORDS = {"overflow": "Overflow", "pinned_client": "Pinned Client",
+                   "prioritized": "Prioritized"}
 
 
 def _go_duration(ns: int) -> str:
@@ -1563,7 +1585,7 @@ def next_(
             if listing is not None:
                 listing.add(msg)
             else:
-                output.print_message(app, msg, _render_next, raw=raw)
+                output.print_message(app, msg, _render_next, raw=raw, empty=b"")
             if answer is not None:
                 getattr(js, answer)(stream, name, msg["seq"])
             if listing is None and (not raw or answer == "term"):
@@ -1637,9 +1659,14 @@ def _held_note(js: Any, stream: str, name: str, req: Any) -> str:
     pending, outstanding = info.get("num_pending") or 0, info.get("num_ack_pending") or 0
     limit = cfg.get("max_ack_pending") or 0
     if pending and limit > 0 and outstanding >= limit:
+        # (ack all: a live server takes an ack with the delivery's own consumer sequence,
+        # which only the command that fetched it has: core/live/consumers.py)
+        how = (f"acknowledge them: jetlink consumer ack {stream} {name} SEQ, or they are "
+               "redelivered after the ack wait" if cfg.get("ack_policy") == "explicit" else
+               "they are redelivered after the ack wait; consumer next without --no-ack "
+               "acknowledges what it fetches")
         return (f": {who} has {outstanding} unacknowledged of its max_ack_pending {limit}, "
-                f"{pending} more pending (acknowledge them: jetlink consumer ack {stream} "
-                f"{name} SEQ, or they are redelivered after the ack wait)")
+                f"{pending} more pending ({how})")
     group = getattr(req, "group", "") or ""
     pinned = {g.get("group"): g.get("pinned_client_id")
               for g in info.get("priority_groups") or [] if g.get("pinned_client_id")}
@@ -1821,7 +1848,7 @@ def unpin(
 def _render_pause(app: App, doc: dict[str, Any], stream: str, name: str) -> None:
     until = output.rfc3339_ns(doc.get("pause_until"))
     output.line(app, f"Paused {stream} > {name} until {output.local_ns(until)} "
-                f"({output.since(doc.get('pause_remaining', 0))})")
+                f"({_remaining(doc.get('pause_remaining', 0))})")
 
 
 @consumer_app.command("pause")

@@ -640,13 +640,16 @@ def print_body(app: Terminal | None, data: bytes, *, trailing_blank: bool = True
 
 
 def print_message(
-    app: T, msg: Mapping[str, Any], render: Callable[[T, Any, bytes], None], *, raw: bool
+    app: T, msg: Mapping[str, Any], render: Callable[[T, Any, bytes], None], *, raw: bool,
+    empty: bytes = b"nil body",
 ) -> None:
     """A message document (``{"subject", "seq", "headers", "data": base64, ...}``): only its
-    body with ``raw`` (--raw), else ``render(app, msg, body)`` (the command's layout)."""
+    body with ``raw`` (--raw; ``empty`` for none: natscli's sub says ``nil body``, its
+    consumer next prints an empty line), else ``render(app, msg, body)`` (the command's
+    layout)."""
     data = body_text(msg.get("data", ""))
     if raw:
-        print_body(app, data, trailing_blank=False, raw=True)
+        print_body(app, data, trailing_blank=False, raw=True, empty=empty)
     else:
         render(app, msg, data)
 

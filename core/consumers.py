@@ -1081,7 +1081,7 @@ class _Session:
     def get(self, name: str) -> ConsumerRecord:
         rec = self.recs.get(name)
         if rec is None:
-            raise not_found(_not_found(), name, self.recs)
+            raise not_found(_not_found(), name, sorted(self.recs))  # (as a listing)
         return rec
 
     def save(self) -> None:

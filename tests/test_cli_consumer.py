@@ -260,6 +260,15 @@ def test_engine_errors(jl):
                                               "did you mean ORDERS?\n")
 
 
+def test_did_you_mean_among_equally_close_names_is_the_first_by_name(jl):
+    """Two names as close: the first in name order, as a live server's sorted list gives
+    it (not the order they were made in)."""
+    ok(jl("consumer", "add", "ORDERS", "F1", "--defaults"))
+    ok(jl("consumer", "add", "ORDERS", "A1", "--defaults"))
+    r = jl("consumer", "info", "ORDERS", "B1")
+    assert r.stderr == "jetlink: error: consumer not found (10014): B1; did you mean A1?\n"
+
+
 def test_report(jl):
     """natscli's consumer report: its title, columns and cells; --raw numbers; --json the
     ConsumerInfo documents."""
@@ -412,6 +421,14 @@ def test_unacked_messages_come_back_after_the_ack_wait(jl):
     assert ok(jl("consumer", "next", "ORDERS", "W", "--raw")).stdout == "hello 2\n"
 
 
+def test_next_raw_of_an_empty_body_is_an_empty_line(jl):
+    """natscli's consumer next --raw prints the body as it is (fmt.Println): an empty one is
+    an empty line, not stream view's "nil body"."""
+    ok(jl("consumer", "add", "ORDERS", "E", "--defaults", "--filter", "orders.empty"))
+    ok(jl("pub", "orders.empty", "", "-H", "X:1"))
+    assert ok(jl("consumer", "next", "ORDERS", "E", "--raw", "--no-ack")).stdout == "\n"
+
+
 def test_next_says_why_pending_messages_were_not_delivered(jl):
     """Messages wait but a pull gets none: the line names what holds them (the consumer's
     max_ack_pending reached, its group pinned to another client, an overflow request's
@@ -428,6 +445,14 @@ def test_next_says_why_pending_messages_were_not_delivered(jl):
         "jetlink: error: no message received within 10ms (--wait): consumer ORDERS > MA has "
         "1 unacknowledged of its max_ack_pending 1, 3 more pending (acknowledge them: jetlink "
         "consumer ack ORDERS MA SEQ, or they are redelivered after the ack wait)\n"))
+    # ack all: the ack a live server takes carries the delivery's own numbers
+    ok(jl("consumer", "add", "ORDERS", "AA", "--ack", "all", "--max-pending", "1",
+          "--defaults"))
+    ok(jl("consumer", "next", "ORDERS", "AA", "--no-ack"))
+    assert ok(jl("consumer", "next", "ORDERS", "AA")).stderr == (
+        "No messages delivered: consumer ORDERS > AA has 1 unacknowledged of its "
+        "max_ack_pending 1, 3 more pending (they are redelivered after the ack wait; consumer "
+        "next without --no-ack acknowledges what it fetches)\n")
     ok(jl("consumer", "add", "ORDERS", "PIN", "--pinned-groups", "jobs", "--pinned-ttl", "1m",
           "--defaults"))
     first = doc(jl("consumer", "next", "ORDERS", "PIN", "--group", "jobs", "-j"))
@@ -834,8 +859,8 @@ def test_next_prints_an_empty_body_as_natscli_does(jl):
 
 def test_max_pull_bytes_sample_and_an_edited_backoff_as_natscli(jl):
     """natscli's --max-pull-bytes (max_bytes) and --sample (sample_freq, 0 to 100) on add
-    and edit; edit's --backoff sets the new policy ("none": none) with unlimited deliveries,
-    as natscli's edit does."""
+    and edit; edit's --backoff sets the new policy ("none": none) and keeps max_deliver, or
+    takes --max-deliver, as natscli's edit does; ack none keeps -1 with a backoff."""
     cfg = doc(jl("consumer", "add", "ORDERS", "S", "--pull", "--defaults", "--max-pull-bytes",
                  "1024", "--sample", "50", "-j"))["config"]
     assert (cfg["max_bytes"], cfg["sample_freq"]) == (1024, "50")
@@ -854,6 +879,16 @@ def test_max_pull_bytes_sample_and_an_edited_backoff_as_natscli(jl):
         [60_000_000_000, 440_000_000_000, 820_000_000_000], -1)
     cfg = doc(jl("consumer", "edit", "ORDERS", "S", "--backoff", "none", "-f", "-j"))["config"]
     assert "backoff" not in cfg and cfg["max_deliver"] == -1
+    ok(jl("consumer", "add", "ORDERS", "MD", "--pull", "--defaults", "--max-deliver", "5"))
+    cfg = doc(jl("consumer", "edit", "ORDERS", "MD", "--backoff", "linear", "--backoff-steps",
+                 "2", "-f", "-j"))["config"]
+    assert (len(cfg["backoff"]), cfg["max_deliver"]) == (2, 5)
+    cfg = doc(jl("consumer", "edit", "ORDERS", "MD", "--backoff", "none", "--max-deliver", "20",
+                 "-f", "-j"))["config"]
+    assert "backoff" not in cfg and cfg["max_deliver"] == 20
+    cfg = doc(jl("consumer", "add", "ORDERS", "AN", "--pull", "--defaults", "--ack", "none",
+                 "--backoff", "linear", "-j"))["config"]
+    assert cfg["max_deliver"] == -1
     before = data_dir_bytes(jl.data)
     r = jl("consumer", "edit", "ORDERS", "S", "--backoff-min", "1s", "-f")
     assert data_dir_bytes(jl.data) == before

@@ -143,6 +143,13 @@ def test_cli_pause_resume(jlc):
     info = jlc("consumer", "info", "S", "C")
     assert "Paused Until Deadline: 2026-01-01 01:00:00 (1h0m0s remaining)" in info.stdout
     assert "Paused Until: 2026-01-01 01:00:00 (1h0m0s remaining)" in info.stdout
+    # natscli's PauseRemaining.Round(time.Second): 59m58.5s left is 59m59s
+    jlc.clock.advance(1500 * SECOND // 1000)
+    assert "(59m59s remaining)" in jlc("consumer", "info", "S", "C").stdout
+    # a start time as natscli prints its *time.Time: Go's String()
+    assert jlc("consumer", "add", "S", "T", "--defaults", "--deliver", "1h").exit_code == 0
+    assert "Deliver Policy: Since 2025-12-31 23:00:01.5 +0000 UTC" in jlc(
+        "consumer", "info", "S", "T").stdout
     jlc.clock.advance(60 * SECOND)
     res = jlc("consumer", "resume", "S", "C", "-f")
     assert res.stdout == ("Consumer S > C was resumed while previously paused until "

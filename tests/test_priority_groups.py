@@ -169,8 +169,15 @@ def jlp(jl, cli_clock, utc):
 
 
 def test_cli_add_flags(jlp):
-    res = jlp("consumer", "add", "S", "P", "--defaults", "--pinned-groups", "g1,g2",
-              "--pinned-ttl", "10s", "--backoff", "linear", "--backoff-steps", "3", "-j")
+    # natscli's flags take one group per value (repeated for several): "g1,g2" is one name,
+    # which the server refuses
+    res = jlp("consumer", "add", "S", "P", "--defaults", "--pinned-groups", "g1,g2")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may "
+        'not exceed 16 characters (10162): priority_groups[0] = "g1,g2"\n'))
+    res = jlp("consumer", "add", "S", "P", "--defaults", "--pinned-groups", "g1",
+              "--pinned-groups", "g2", "--pinned-ttl", "10s", "--backoff", "linear",
+              "--backoff-steps", "3", "-j")
     cfg = doc(res)["config"]
     assert (cfg["priority_policy"], cfg["priority_groups"], cfg["priority_timeout"]) == (
         "pinned_client", ["g1", "g2"], 10 * SECOND)
@@ -231,7 +238,8 @@ def test_cli_next_group_and_unpin(jlp):
     res = jlp("consumer", "next", "S", "P", "--group", "g1", "--pin-id", pin, "-j")
     assert [m["seq"] for m in json.loads(res.stdout)] == [3]
     res = jlp("consumer", "info", "S", "P")
-    assert f"Priority Group g1: pinned {pin} at 2026-01-01 00:00:00" in res.stdout
+    assert f"Priority Groups: g1: pinned {pin} at 2026-01-01 00:00:00" in res.stdout
+    assert "Priority Policy: Pinned Client" in res.stdout  # (jsm.go's words)
     res = jlp("consumer", "unpin", "S", "P", "g1")
     assert res.exit_code == 2  # no terminal, no --force
     res = jlp("consumer", "unpin", "S", "P", "g9", "-f")
@@ -239,7 +247,7 @@ def test_cli_next_group_and_unpin(jlp):
     assert "Provided priority group does not exist for this consumer (10160)" in res.stderr
     res = jlp("consumer", "unpin", "S", "P", "g1", "-f")
     assert res.stdout == f"Unpinned client {pin} from Priority Group S > P > g1\n"
-    assert "Priority Group g1: No client" in jlp("consumer", "info", "S", "P").stdout
+    assert "Priority Groups: g1: No client" in jlp("consumer", "info", "S", "P").stdout
     # nothing pinned anywhere: refused, as natscli's unpin is
     res = jlp("consumer", "unpin", "S", "P", "g1", "-f")
     assert (res.exit_code, res.stderr) == (
