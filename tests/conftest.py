@@ -163,6 +163,14 @@ def js(dd, clock):
 
 
 @pytest.fixture
+def other(tmp_path, clock):
+    """A second data directory (an import's side), its JetStream on ``clock``."""
+    d = DataDir(tmp_path / "other")
+    yield JetStream(d.open(), clock)
+    d.close()
+
+
+@pytest.fixture
 def jl(tmp_path, monkeypatch):
     for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)

@@ -25,13 +25,6 @@ from jetlink.core.jetstream import JetStream
 from jetlink.core.store import DataDir
 
 
-@pytest.fixture
-def other(tmp_path, clock):
-    store = DataDir(tmp_path / "other")
-    yield JetStream(store.open("local"), clock)
-    store.close()
-
-
 def _dataset(js, tmp_path, n=7):
     js.add_stream(StreamConfig(name="ORDERS", subjects=["orders.>"]))
     js.publish_batch([(f"orders.{i}", b"x", None) for i in range(n)])

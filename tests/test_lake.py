@@ -16,22 +16,12 @@ from helpers import doc, ok
 
 from jetlink.core import lake
 from jetlink.core.clock import format_rfc3339_nano
-from jetlink.core.jetstream import JetStream
 from jetlink.core.replication import identity
-from jetlink.core.store import DataDir
 
 MS = 1_000_000
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def other(tmp_path, clock):
-    """A second data directory (the import side), its JetStream on ``clock``."""
-    d = DataDir(tmp_path / "other")
-    yield JetStream(d.open(), clock)
-    d.close()
 
 
 def msgs(js, name):

@@ -19,18 +19,8 @@ import pytest
 from helpers import doc, ok
 
 from jetlink.core import lake
-from jetlink.core.jetstream import JetStream
-from jetlink.core.store import DataDir
 
 BASE_TS = 1_767_225_600_000_000_000
-
-
-@pytest.fixture
-def other(tmp_path, clock):
-    """A second data directory (the import side), its JetStream on ``clock``."""
-    d = DataDir(tmp_path / "other")
-    yield JetStream(d.open(), clock)
-    d.close()
 
 
 def fill(js, n, name="ORDERS"):
