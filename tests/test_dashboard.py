@@ -286,6 +286,21 @@ def test_step_reports_what_moved(demo):
     assert out.ok and out.message == "Replication step: 24 messages copied, 5 records mirrored"
 
 
+def test_step_names_the_targets_of_a_cluster_down_and_a_directory_gone(demo):
+    """As replicate: the agreements of a cluster that is down are in error (nothing reaches
+    it), and a data directory moved away is said, not "0 messages copied"."""
+    path, clock = demo
+    dd = DataDir(path)
+    dd.set_down("east", True)
+    dd.close()
+    out = actions.Source(path).run(clock, actions.step())
+    assert any(e.endswith("@east: cluster east is down: nothing is copied into it (jetlink "
+                          "cluster up east once it answers)") for e in out.details), out.details
+    path.rename(path.with_name("moved"))
+    out = actions.Source(path).run(clock, actions.step())
+    assert not out.ok and "does not exist" in out.message, out.message
+
+
 # -- the app: navigation ------------------------------------------------------------------------
 
 

@@ -177,12 +177,15 @@ def step(max_msgs: int | None = None) -> Callable[[Any, Clock], Outcome]:
     """One replication step of every agreement and link (``jetlink replicate``'s step)."""
 
     def act(place: Any, clock: Clock) -> Outcome:
+        from jetlink.core.replication import down_reports
         from jetlink.core.step import bounded_step
 
         dd = place.data_dir(EMBEDDED_KEY)
+        dd.check_exists()  # (a directory moved away holds nothing to copy: said, as replicate)
         failures: list[str] = []
         reports, links = bounded_step(dd, clock, lambda err: failures.append(str(err)),
                                       max_msgs=max_msgs)
+        reports = [*reports, *down_reports(dd, clock)]  # targets in a cluster that is down
         copied = sum(r.copied for r in reports)
         records = sum(r.copied for r in links)
         errors = [f"{r.target}@{r.target_cluster}: {r.error}" for r in reports if r.error]
