@@ -1565,9 +1565,18 @@ def test_question_mark_shows_the_keys_of_what_is_selected_and_closes_them(demo):
         closed = not app.screen.query(HelpPanel)
         await pilot.press("f1")
         await pilot.pause(0.1)
-        return shown, closed, bool(app.screen.query(HelpPanel))
+        from rich.console import Console
+        from textual.widgets._key_panel import BindingsTable
 
-    assert drive(app, steps) == (True, True, True)
+        console = Console(width=200, record=True)
+        console.print(app.screen.query_one(BindingsTable).render_bindings_table())
+        return shown, closed, bool(app.screen.query(HelpPanel)), console.export_text()
+
+    shown, closed, again, text = drive(app, steps)
+    assert (shown, closed, again) == (True, True, True)
+    # each key with what it does, not its label alone
+    assert "Step one replication step (replicate)" in text, text
+    assert "Info the API document of the row" in text, text
 
 
 # -- a failed-over mirror topic, a damaged source, the feed's cluster, Ctrl-C, the line ------
