@@ -1924,10 +1924,11 @@ def view(
     """View the messages of a stream.
 
     Prints the messages (natscli's layout, or only the bodies with --raw) from the first,
-    from --id SEQ or from --since DURATION ago, optionally filtered by --subject, --count
-    at most. On a terminal it pages like natscli: --page messages (10) at a time, then
-    asks "Next page?" (Enter or y: go on; n: stop); --all or --page 0 prints them all.
-    Not on a terminal (a pipe, a file, a script) every message is printed as it is read,
+    from --id SEQ or from --since DURATION ago (natscli's: --since when both), optionally
+    filtered by --subject, --count at most. On a terminal it pages like natscli: --page
+    messages (10) at a time, then asks "Next page?" (Enter or y: go on; n: stop); --all or
+    --page 0 prints them all. Not on a terminal (a pipe, a file, a script) every message
+    is printed as it is read,
     without a question. With --json: a list of messages (no paging).
     """
     from jetlink.cli import translate as T
@@ -1937,7 +1938,10 @@ def view(
     translate = T.checked(translate)
     start_time = None
     if since is not None:
-        start_time = now_ns() - parse_duration_flag(since, flag="--since")
+        ago = parse_duration_flag(since, flag="--since")
+        start_time = now_ns() - ago
+        if ago > 0:
+            start = None  # natscli's viewAction: --since before --id when both are given
     if subject is not None:
         _check_filter("--subject", subject)
     js = open_jetstream(app)
@@ -2031,7 +2035,7 @@ def subjects(
     """Count the messages of each subject.
 
     Subjects held in a stream with their message counts, optionally limited by FILTER
-    (default >). With --json: {subject: count}.
+    (default >). With --json: {subject: count}, the subjects by name (as natscli's).
     """
     app = App.of(ctx)
     _check_filter("FILTER", filter)
@@ -2043,7 +2047,9 @@ def subjects(
     if names and not app.json:
         output.lines(app, order)
         return
-    app.emit({s: counts[s] for s in order}, human=lambda a, d: render_subjects(a, name, filter, d))
+    # --json: natscli's map, printed by Go's encoder with its keys sorted by name
+    app.emit(dict(sorted(counts.items())),
+             human=lambda a, _d: render_subjects(a, name, filter, {s: counts[s] for s in order}))
 
 
 def render_subjects(app: App, stream: str, filter: str, counts: dict[str, int]) -> None:

@@ -809,6 +809,9 @@ def test_pub_get_view_subjects(jl):
         m["seq"] for m in doc(jl("stream", "view", "ORDERS", "--id", "2", "--count", "1", "-j"))
     ] == [2]
     assert [m["seq"] for m in doc(jl("stream", "view", "ORDERS", "--since", "61s", "-j"))] == [2, 3]
+    # both: natscli's viewAction takes --since first
+    assert [m["seq"] for m in doc(jl("stream", "view", "ORDERS", "--since", "61s", "--id", "3",
+                                     "-j"))] == [2, 3]
     assert ok(jl("stream", "view", "ORDERS", "--subject", "orders.paid")).stdout == (
         "[2] Subject: orders.paid Received: 2026-01-01 00:00:02\n\nx 1\n\n"
         "[3] Subject: orders.paid Received: 2026-01-01 00:00:02\n\nx 2\n\n"
@@ -824,6 +827,10 @@ def test_pub_get_view_subjects(jl):
         ok(jl("stream", "subjects", "ORDERS", "nothing.*")).stdout
         == "No subjects found matching nothing.*\n"
     )
+    # natscli's map as Go's encoder prints it: keys by name, whatever the sort of the table
+    ok(jl("pub", "orders.a", "z"))
+    raw = ok(jl("stream", "subjects", "ORDERS", "-j")).stdout
+    assert list(json.loads(raw)) == ["orders.a", "orders.new", "orders.paid"], raw
 
 
 
