@@ -439,8 +439,11 @@ def unanswered(url: str, err: Exception, clock: Clock, last: Snapshot | None = N
 def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
     """Topics, links, mirror topics and groups of a cluster that has any (a cluster of
     either kind may hold them; nothing is created in one that has none). A link whose
-    source cluster cannot be read (damaged) is listed with that error, and its mirror
-    topics are left out: the cluster's own topics and groups are shown all the same."""
+    source cluster cannot be read (damaged) is UNAVAILABLE, its mirror topics
+    SOURCE_UNAVAILABLE (core/kafka/links.py): the cluster's own rows are shown all the
+    same."""
+    from jetlink.core.kafka import links as kl
+    from jetlink.core.kafka import mirrors as km
     from jetlink.core.kafka.topics import Kafka
 
     cl = dd.open(row.name, create_local=False)
@@ -449,8 +452,22 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
         return
     kafka = Kafka(cl, clock)
     row.topics = len(kafka.topic_names())
-    if "links" in tables:
-        _load_links(dd, cl, row, clock, snap)
+    links = kl.Links.open(dd, cl, clock).list() if "links" in tables else []
+    row.links = len(links)
+    for li in links:
+        snap.links.append(LinkRow(row.name, li.name, li.source_cluster, li.state,
+                                  li.link_error_message or ("" if li.link_error == kl.NO_ERROR
+                                                            else li.link_error),
+                                  len(li.topic_names), li.to_json(include_configs=True)))
+    if links:
+        for m in km.Mirrors(dd, row.name, clock).list():
+            doc = m.to_json()
+            for p in m.mirror_lags or []:
+                snap.mirrors.append(MirrorRow(
+                    row.name, m.mirror_topic_name, m.link_name, m.source_topic_name,
+                    m.mirror_status, "" if m.mirror_topic_error == km.NO_ERROR
+                    else m.mirror_topic_error, m.status_time_ms, p.partition, p.lag,
+                    p.last_source_fetch_offset, doc))
     for g in kafka.groups():
         doc = g.to_json()
         if not g.offsets:
@@ -459,46 +476,6 @@ def _load_kafka(dd: DataDir, row: ClusterRow, clock: Clock, snap: Snapshot) -> N
         for o in g.offsets:
             snap.groups.append(GroupRow(row.name, g.group, g.state, o.topic, o.partition,
                                         o.committed, o.log_end, o.lag, doc))
-
-
-def _load_links(dd: DataDir, cl: Any, row: ClusterRow, clock: Clock, snap: Snapshot) -> None:
-    """The links of cluster ``cl`` (``links ls``) and their mirror topics (``mirrors
-    describe``), each link read on its own: one whose source cannot be read is a row with
-    that error (its source ``?`` when unknown), never the cluster's."""
-    from jetlink.core.errors import JetlinkError
-    from jetlink.core.kafka import links as kl
-    from jetlink.core.kafka import mirrors as km
-
-    links = kl.Links.open(dd, cl, clock)
-    names = links.names()
-    row.links = len(names)
-    read = []
-    for name in names:
-        try:
-            li = links.get(name)
-        except JetlinkError as err:
-            if err.transient:
-                raise
-            topics = links.mirror_topics(name)  # (its own database: readable)
-            snap.links.append(LinkRow(row.name, name, "?", kl.UNAVAILABLE, str(err),
-                                      len(topics), {"link_name": name, "error": str(err),
-                                                    "topic_names": topics}))
-            continue
-        read.append(name)
-        snap.links.append(LinkRow(row.name, li.name, li.source_cluster, li.state,
-                                  li.link_error_message or ("" if li.link_error == kl.NO_ERROR
-                                                            else li.link_error),
-                                  len(li.topic_names), li.to_json(include_configs=True)))
-    mirrors = km.Mirrors(dd, row.name, clock)
-    every = len(read) == len(names)
-    for m in mirrors.list() if every else [m for n in read for m in mirrors.list(link=n)]:
-        doc = m.to_json()
-        for p in m.mirror_lags or []:
-            snap.mirrors.append(MirrorRow(
-                row.name, m.mirror_topic_name, m.link_name, m.source_topic_name,
-                m.mirror_status, "" if m.mirror_topic_error == km.NO_ERROR
-                else m.mirror_topic_error, m.status_time_ms, p.partition, p.lag,
-                p.last_source_fetch_offset, doc))
 
 
 def add_readiness(snap: Snapshot, backend: Any, clock: Clock) -> Snapshot:
