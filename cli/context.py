@@ -20,6 +20,7 @@ from jetlink.cli import output
 from jetlink.cli.app import ENV_CLUSTER, ENV_CONTEXT, ENV_DATA_DIR, App
 from jetlink.cli.common import usage
 from jetlink.cli.options import ENV_REST_URL, TIMEOUT, JsonOption, force_option
+from jetlink.core.live.settings import ENV, JETLINK_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.contexts import Context, ContextStore
@@ -34,12 +35,11 @@ context_app = typer.Typer(
     no_args_is_help=True,
 )
 
-# environment variable -> the context key it overrides
+# environment variable -> the context key it overrides: jetlink's, then natscli's (nearer
+# than a context's server settings, docs/live.md: core/live/settings.py ENV, by the
+# ServerTarget field each context key gives, JETLINK_KEYS)
 OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"), (ENV_REST_URL, "rest_url"),
-             # natscli's variables, nearer than a context's server settings (docs/live.md)
-             ("NATS_URL", "server"), ("NATS_USER", "user"), ("NATS_PASSWORD", "password"),
-             ("NATS_CREDS", "creds"), ("NATS_NKEY", "nkey"), ("NATS_CERT", "tlscert"),
-             ("NATS_KEY", "tlskey"), ("NATS_CA", "tlsca"), ("NATS_TIMEOUT", "timeout"))
+             *((ENV[target], key) for key, target in JETLINK_KEYS.items() if target in ENV))
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).")]
 
