@@ -41,7 +41,6 @@ The rules, defined here once:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -463,9 +462,6 @@ def is_durable(config: dict[str, Any]) -> bool:
     if config.get("durable_name"):
         return True
     return bool(config.get("name")) and not config.get("inactive_threshold")
-
-
-_KV_STREAM = re.compile(r"^KV_(.+)$")
 
 
 def one_line(err: Exception) -> str:
@@ -1108,12 +1104,12 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
     if mirror is None:
         was = _was_mirror(cfg)
         mirror = was[0].mirror if was is not None else None
-    m = _KV_STREAM.match(mirror.name) if mirror is not None else None
-    if mirror is None or m is None:
+    from ..config.kvnames import bucket_of_stream, mirror_name_problem
+
+    origin = bucket_of_stream(mirror.name) if mirror is not None else None
+    if origin is None:
         raise JetlinkError(f"bucket {bucket} is not a KV mirror (stream {stream} mirrors no "
                            "bucket)", field="bucket")
-    origin = m.group(1)
-    from ..config.kvnames import mirror_name_problem
 
     problem = mirror_name_problem(stream, origin)
     if problem:
@@ -1129,12 +1125,12 @@ def bucket_as_stream(stream: str, origin: str, failover: bool) -> None:
     (:func:`kv_mirror_stream`)."""
     from ..config.kvnames import bucket_of_stream
 
-    mine, theirs = bucket_of_stream(stream), _KV_STREAM.match(origin)
+    mine, theirs = bucket_of_stream(stream), bucket_of_stream(origin)
     if mine is None or theirs is None:
         return
     verb = "failover" if failover else "promote"
     raise JetlinkError(f"stream {stream} is the stream of KV bucket {mine}, a mirror of bucket "
-                       f"{theirs.group(1)}: {'fail it over' if failover else 'promote it'} as "
+                       f"{theirs}: {'fail it over' if failover else 'promote it'} as "
                        f"a bucket (jetlink kv {verb} {mine})", field="stream")
 
 
