@@ -299,8 +299,9 @@ def _backoff_doc(values: dict[str, Any]) -> dict[str, Any]:
     step = (high - low) // steps
     if high != low and step == 0:
         raise usage(f"step range between {low} and {high} is too small for {steps} steps")
-    ms = 1_000_000
-    return {"backoff": [low + (i * step + ms // 2) // ms * ms for i in range(steps)]}
+    from jetlink.core.durations import go_round
+
+    return {"backoff": [low + go_round(i * step, 1_000_000) for i in range(steps)]}
 
 
 def consumer_config(doc: dict[str, Any]) -> Any:
@@ -1444,9 +1445,9 @@ def _state_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any]) 
 def _remaining(ns: Any) -> str:
     """A pause's time left as natscli prints it: PauseRemaining.Round(time.Second), a Go
     duration (``1h0m0s``, ``2s``)."""
-    n = int(ns or 0)
-    whole = (abs(n) + 500_000_000) // 1_000_000_000 * 1_000_000_000
-    return _go_duration(whole if n >= 0 else -whole)
+    from jetlink.core.durations import go_round
+
+    return _go_duration(go_round(int(ns or 0), 1_000_000_000))
 
 
 _PRIORITY_WORDS = {"overflow": "Overflow", "pinned_client": "Pinned Client",

@@ -323,10 +323,9 @@ def since(ns: int) -> str:
     if ns < 0:
         return "never"
     if ns < 1_000_000_000:
-        from jetlink.core.durations import format_duration
+        from jetlink.core.durations import format_duration, go_round
 
-        unit = 1000 if ns < 1_000_000 else 1_000_000  # Go's Round: half away from zero
-        return format_duration((ns + unit // 2) // unit * unit)
+        return format_duration(go_round(ns, 1000 if ns < 1_000_000 else 1_000_000))
     secs = ns // 1_000_000_000
     mins, hrs, days = secs // 60, secs // 3600, secs // 86400
     years = days // 365

@@ -210,6 +210,13 @@ def seconds_text(seconds: float) -> str:
     return format_duration(round(seconds * 1e9))
 
 
+def go_round(ns: int, unit: int) -> int:
+    """Go's ``time.Duration.Round(unit)``: the nearest multiple of ``unit``, halves away from
+    zero."""
+    whole = (abs(ns) + unit // 2) // unit * unit
+    return whole if ns >= 0 else -whole
+
+
 def format_duration(ns: int) -> str:
     """Go's ``time.Duration.String()``: ``2m0s``, ``1h30m0s``, ``1.5s``, ``100ms``, ``0s``."""
     if ns == 0:

@@ -197,3 +197,17 @@ def test_java_durations_as_duration_parse_reads_them(text, ns):
     from jetlink.core.durations import parse_java_duration
 
     assert parse_java_duration(text) == ns
+
+
+@pytest.mark.parametrize(("ns", "unit", "rounded"), [
+    (1_499_999_999, 1_000_000_000, 1_000_000_000),
+    (1_500_000_000, 1_000_000_000, 2_000_000_000),  # halves away from zero, as Go's
+    (-1_500_000_000, 1_000_000_000, -2_000_000_000),
+    (-1_499_999_999, 1_000_000_000, -1_000_000_000),
+    (0, 1_000_000, 0),
+    (1_234_567, 1_000, 1_235_000),
+])
+def test_go_round_is_durations_round(ns, unit, rounded):
+    from jetlink.core.durations import go_round
+
+    assert go_round(ns, unit) == rounded

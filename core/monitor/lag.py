@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..durations import MS, SECOND, format_duration
+from ..durations import MS, SECOND, format_duration, go_round
 
 __all__ = ["SETUP_FAILED", "STALE_AFTER_NS", "LagReading", "ago", "counted_now", "lag_reading"]
 
@@ -46,8 +46,7 @@ SETUP_FAILED = (10029, 10045)
 def ago(ns: int) -> str:
     """A duration rounded for a message: whole seconds from 1s, milliseconds below
     (``3m0s``, ``250ms``)."""
-    unit = SECOND if ns >= SECOND else MS
-    return format_duration(max((ns + unit // 2) // unit * unit, 0))
+    return format_duration(max(go_round(ns, SECOND if ns >= SECOND else MS), 0))
 
 
 @dataclass(frozen=True)
