@@ -103,12 +103,15 @@ async def settle(pilot):
     await pilot.pause()
 
 
-async def until(pilot, fn, what):
+async def until(pilot, fn, what, saw=None):
     """Let the app run until ``fn()`` is truthy (wait_until's rule, on the pilot's loop:
-    the app runs meanwhile); AssertionError naming ``what`` after WAIT_TIMEOUT."""
+    the app runs meanwhile); past WAIT_TIMEOUT, AssertionError naming ``what`` and what
+    ``saw()`` (the app's state it waits on) last was."""
     deadline = time.monotonic() + WAIT_TIMEOUT
     while not fn():
-        assert time.monotonic() < deadline, f"{what}: not reached within {WAIT_TIMEOUT:g}s"
+        if time.monotonic() >= deadline:
+            seen = f" (saw {saw()!r})" if saw is not None else ""
+            raise AssertionError(f"{what}: not reached within {WAIT_TIMEOUT:g}s{seen}")
         await pilot.pause(0.05)
 
 
@@ -1644,7 +1647,10 @@ def test_the_feed_refuses_a_cluster_the_data_directory_does_not_have(demo):
 
         await pilot.press("6", *"monitor.>@wets", "enter")
         log = app.query_one("#feed-log", RichLog)
-        await until(pilot, lambda: len(log.lines) >= 2, "the feed's refusal")
+        def feed() -> list[str]:
+            return [line.text for line in log.lines]
+
+        await until(pilot, lambda: len(log.lines) >= 2, "the feed's refusal", saw=feed)
         wets = ([line.text for line in log.lines], status(app))
         await pilot.press("6")
         box = app.query_one("#feed-subject")
@@ -1652,7 +1658,7 @@ def test_the_feed_refuses_a_cluster_the_data_directory_does_not_have(demo):
         await pilot.press("6")
         box.focus()
         await pilot.press("enter")
-        await until(pilot, lambda: len(log.lines) >= 4, "the feed's second refusal")
+        await until(pilot, lambda: len(log.lines) >= 4, "the feed's second refusal", saw=feed)
         return wets, [line.text for line in log.lines][2:], status(app)
 
     (lines, said), local, said_local = drive(app, steps, size=(200, 30))
@@ -1676,7 +1682,8 @@ def test_ctrl_c_ends_the_dashboard_interrupted(demo):
 
         async def steps(pilot, keys=keys):
             await pilot.press(*keys)
-            await until(pilot, lambda: not app.is_running, "the app ended")  # noqa: B023
+            await until(pilot, lambda: not app.is_running, "the app ended",  # noqa: B023
+                        saw=lambda: type(app.screen).__name__)  # noqa: B023
 
         drive(app, steps)
         codes.append(app.return_code)
