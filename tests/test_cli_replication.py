@@ -1263,10 +1263,14 @@ def test_replicate_names_the_agreements_of_a_cluster_that_is_down(jl):
 def test_replicate_says_cluster_is_no_filter_and_refuses_an_unknown_one(jl):
     """replicate copies into every cluster: a --cluster on its command line is said to be
     no filter, and a typo is the error with the closest name (nothing copied)."""
+    from helpers import data_dir_bytes
+
     ok(jl("cluster", "add", "west"))
+    before = data_dir_bytes(jl.data)
     r = jl("--cluster", "wset", "replicate")
     assert (r.exit_code, r.stderr) == (1, "jetlink: error: cluster wset not found: did you "
                                           "mean west?\n")
+    assert data_dir_bytes(jl.data) == before  # refused: nothing read into, nothing written
     r = ok(jl("--cluster", "west", "replicate"))
     assert r.stderr == ("jetlink: notice: --cluster west is no filter here: replicate "
                         "copies into every cluster of the data directory\n")
