@@ -330,9 +330,12 @@ def _expand_home(path: str, environ: Mapping[str, str]) -> str:
     return home + path[1:]
 
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
-_HOST_CHARS = re.compile(r"[A-Za-z0-9\-_.~!$&'()*+,;=:\[\]<>\"%\x80-\U0010ffff]*")
-_USERINFO_CHARS = re.compile(r"[A-Za-z0-9\-_.:~!$&'()*+,;=%@]*")
+# (patterns, compiled by re's cache on first use: only a natscli context's references
+# need them, and the class of every non-ASCII character costs milliseconds to compile at
+# the start of every command)
+_SCHEME = r"([A-Za-z][A-Za-z0-9+.-]*):"
+_HOST_CHARS = r"[A-Za-z0-9\-_.~!$&'()*+,;=:\[\]<>\"%\x80-\U0010ffff]*"
+_USERINFO_CHARS = r"[A-Za-z0-9\-_.:~!$&'()*+,;=%@]*"
 
 
 def _scheme(ref: str) -> str:
@@ -342,17 +345,17 @@ def _scheme(ref: str) -> str:
     has)."""
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in ref):
         return ""
-    m = _SCHEME.match(ref)
+    m = re.match(_SCHEME, ref)
     if not m or len(m.group(1)) < 2:
         return ""
     rest = ref[m.end():].split("#", 1)[0]
     if rest.startswith("//"):
         authority = re.split(r"[/?]", rest[2:], maxsplit=1)[0]
         userinfo, _, host = authority.rpartition("@")
-        if not _USERINFO_CHARS.fullmatch(userinfo):
+        if not re.fullmatch(_USERINFO_CHARS, userinfo):
             return ""
         if not host.startswith("["):
-            if not _HOST_CHARS.fullmatch(host):
+            if not re.fullmatch(_HOST_CHARS, host):
                 return ""
             port = host.rpartition(":")[2] if ":" in host else ""
             if port and not port.isdigit():
