@@ -92,9 +92,7 @@ def balance(groups: Sequence[Group[K]], *, read: Callable[[K], Group[K]],
     the groups asked to move, in order. ``read`` answers a group's current state (an error
     passes it over), ``step_down(key, preferred)`` asks its leader to stand down for the
     server ``preferred``; its error is raised on the second failure in a row."""
-    rng = rng or random.Random()
-    moved: list[K] = []
-    failures = [0]  # step-downs failed in a row, over every server and cluster
+    run = _Run(read, step_down, log, what, rng or random.Random())
     for cluster, peers in sorted(_clusters(groups, log).items()):
         share = even_share(sum(len(p.leads) for p in peers.values()), len(peers))
         if len(peers) < 2:  # one server (a single server's streams): nowhere to move to
@@ -104,42 +102,53 @@ def balance(groups: Sequence[Group[K]], *, read: Callable[[K], Group[K]],
         _recount(peers, share)
         for _ in range(ROUNDS):
             for server in sorted(peers.values(), key=lambda p: p.name):
-                moved += _unload(server, peers, read=read, step_down=step_down, log=log,
-                                 what=what, rng=rng, failures=failures)
+                run.unload(server, peers)
             _recount(peers, share)
-    return moved
+    return run.moved
 
 
-def _unload(server: _Peer[K], peers: dict[str, _Peer[K]], *, read: Callable[[K], Group[K]],
-            step_down: Callable[[K, str], None], log: Callable[[str], None], what: str,
-            rng: random.Random, failures: list[int]) -> list[K]:
-    """Hand groups led by ``server`` to peers under their share until it is at its own."""
-    moved: list[K] = []
-    while server.offset > 0 and server.leads:
-        key = server.leads.pop(rng.randrange(len(server.leads)))
-        try:
-            now = read(key)
-        except JetlinkError as err:  # this group is passed over
-            log(f"Could not read the state of {what} {key}: {err}")
-            continue
-        takers = [p for p in sorted(peers.values(), key=lambda p: p.name)
-                  if p.offset < 0 and p.name in now.replicas and p.name != now.leader]
-        if not takers:
-            log(f"No server under its share can lead {what} {key}: left on {server.name}")
-            break
-        taker = takers[0]
-        log(f"Requesting leader {server.name!r} step down for {what} {key}; new preferred "
-            f"leader {taker.name!r}")
-        try:
-            step_down(key, taker.name)
-        except JetlinkError as err:
-            failures[0] += 1
-            if failures[0] > 1:
-                raise
-            log(f"Could not step down the leader of {what} {key}: {err}")
-            break
-        failures[0] = 0
-        moved.append(key)
-        taker.offset += 1
-        server.offset -= 1
-    return moved
+@dataclass
+class _Run(Generic[K]):
+    """One balancing: its callbacks, the groups moved so far, the step-downs failed in a
+    row (over every server and cluster)."""
+
+    read: Callable[[K], Group[K]]
+    step_down: Callable[[K, str], None]
+    log: Callable[[str], None]
+    what: str
+    rng: random.Random
+    moved: list[K] = field(default_factory=list)
+    failures: int = 0
+
+    def unload(self, server: _Peer[K], peers: dict[str, _Peer[K]]) -> None:
+        """Hand groups led by ``server`` to peers under their share until it is at its
+        own."""
+        what = self.what
+        while server.offset > 0 and server.leads:
+            key = server.leads.pop(self.rng.randrange(len(server.leads)))
+            try:
+                now = self.read(key)
+            except JetlinkError as err:  # this group is passed over
+                self.log(f"Could not read the state of {what} {key}: {err}")
+                continue
+            takers = [p for p in sorted(peers.values(), key=lambda p: p.name)
+                      if p.offset < 0 and p.name in now.replicas and p.name != now.leader]
+            if not takers:
+                self.log(f"No server under its share can lead {what} {key}: left on "
+                         f"{server.name}")
+                return
+            taker = takers[0]
+            self.log(f"Requesting leader {server.name!r} step down for {what} {key}; new "
+                     f"preferred leader {taker.name!r}")
+            try:
+                self.step_down(key, taker.name)
+            except JetlinkError as err:
+                self.failures += 1
+                if self.failures > 1:
+                    raise
+                self.log(f"Could not step down the leader of {what} {key}: {err}")
+                return
+            self.failures = 0
+            self.moved.append(key)
+            taker.offset += 1
+            server.offset -= 1
