@@ -101,7 +101,22 @@ def open_backend(app: App, *, reads: bool | None = None) -> Backend:
                      # a dry run ends without the post-write step: whatever it touched (a
                      # temporary table, a transaction rolled back) is no write to follow up
                      step=lambda: not dry_run(app),
-                     on_step_error=lambda err: notice_step_error(app, err))
+                     on_step_error=lambda err: notice_step_error(app, err),
+                     on_connect=lambda: _data_dir_unused(app))
+
+
+def _data_dir_unused(app: App) -> None:
+    """A --data-dir typed beside a server in force, for a command that runs on the server:
+    said once it reached the server (the data directory's verbs refuse the server instead,
+    LiveBackend.data_dir; the ones that use both never reach it through the backend)."""
+    ctx = app.ctx
+    root = ctx.find_root() if ctx is not None else None
+    if root is None or parameter_source(root, "data_dir") != "COMMANDLINE":
+        return
+    from jetlink.cli.output import notice
+
+    notice(app, f"jetlink: notice: --data-dir {app.data_dir} is not used: {_verb(app)} runs "
+                f"on the live server {app.target.shown_url} (from {app.target.origin})")
 
 
 def backend(app: App) -> Backend:

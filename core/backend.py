@@ -275,8 +275,11 @@ class LiveBackend(Backend):
     replicates = False
     parallel = 8
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, *, on_connect: Callable[[], Any] | None = None) -> None:
         self.target = target
+        # called once, when the command first reaches the server (a notice of what the
+        # command line gave that the server does not use)
+        self._on_connect = on_connect
         # what was looked at: the server, and the JetStream domain (or API prefix) in force
         place = (f"domain {target.js_domain} on " if target.js_domain else
                  f"API {target.js_api_prefix} on " if target.js_api_prefix else "")
@@ -289,6 +292,9 @@ class LiveBackend(Backend):
             from .live.jetstream import LiveJetStream
 
             self._js = LiveJetStream(connect(self.target))
+            said, self._on_connect = self._on_connect, None
+            if said is not None:
+                said()
         return self._js
 
     def jetstream(self, cluster: str | None = None) -> JetStreamAPI:
@@ -353,11 +359,12 @@ def topo_binds_servers(topo: Topology) -> bool:
 def open_backend(target: Any, path: Path, cluster: str, clock: Callable[[], Clock], *,
                  create: bool | Callable[[], bool] = True,
                  step: bool | Callable[[], bool] = True,
-                 on_step_error: Callable[[Exception], Any] | None = None) -> Backend:
+                 on_step_error: Callable[[Exception], Any] | None = None,
+                 on_connect: Callable[[], Any] | None = None) -> Backend:
     """The backend of a server in force (``target``, core/live/settings.py
-    ``resolve_target``), else of the data directory ``path`` (addressed cluster
-    ``cluster``); nothing is opened yet."""
+    ``resolve_target``; ``on_connect`` called when it is first reached), else of the data
+    directory ``path`` (addressed cluster ``cluster``); nothing is opened yet."""
     if target is not None:
-        return LiveBackend(target)
+        return LiveBackend(target, on_connect=on_connect)
     return EmbeddedBackend(path, cluster, clock, create=create, step=step,
                            on_step_error=on_step_error)

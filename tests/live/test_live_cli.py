@@ -185,6 +185,23 @@ def test_embedded_only_verbs_refuse(live):
                             r"available with a live server")
 
 
+def test_a_data_dir_typed_beside_the_server_is_said_unused(live, tmp_path):
+    """--data-dir and --server both on the command line: a verb that runs on the server says
+    once that the data directory is not used (it created nothing there); a data directory
+    from the environment is a standing setting, not said."""
+    data = tmp_path / "dd"
+    res = runner.invoke(app, ["--server", live.url, "--data-dir", str(data), "stream", "ls",
+                              "-j"], prog_name="jetlink")
+    assert res.exit_code == 0, res.stderr
+    json.loads(res.stdout)
+    assert res.stderr == (f"jetlink: notice: --data-dir {data} is not used: jetlink stream ls "
+                          f"runs on the live server {live.url} (from --server)\n")
+    assert not data.exists()
+    res = runner.invoke(app, ["--server", live.url, "stream", "ls", "-j"], prog_name="jetlink",
+                        env={"JETLINK_DATA_DIR": str(data)})
+    assert res.exit_code == 0 and res.stderr == "", res.stderr
+
+
 # -- refused configs ------------------------------------------------------------------------
 
 

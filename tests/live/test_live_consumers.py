@@ -36,6 +36,7 @@ def jls(live: LiveServer, tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
+    monkeypatch.setenv("JETLINK_DATA_DIR", str(tmp_path / "data"))  # never the user's
     c = live.client()
     assert "error" not in c.stream_create({"name": "ORDERS", "subjects": ["orders.>"]})
     for subject, body, headers in (("orders.eu.1", b"hello", {"A": "b"}),
@@ -44,8 +45,7 @@ def jls(live: LiveServer, tmp_path, monkeypatch):
         assert "error" not in c.js_publish(subject, body, headers=headers)
 
     def run(*args: str) -> Any:
-        return runner.invoke(app, ["--server", live.url, "--data-dir", str(tmp_path / "data"),
-                                   *args], prog_name="jetlink")
+        return runner.invoke(app, ["--server", live.url, *args], prog_name="jetlink")
 
     run.live = live
     return run
@@ -470,17 +470,17 @@ def test_same_output_as_the_embedded_engine(live: LiveServer, tmp_path, monkeypa
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setattr("jetlink.cli.output.is_interactive", lambda: False)
 
-    def script(prefix: list[str]) -> list[dict[str, Any]]:
+    def script(prefix: list[str], env: dict[str, str] | None = None) -> list[dict[str, Any]]:
         out = []
         for step in SAME:
             args = shlex.split(step)
-            res = runner.invoke(app, [*prefix, *args], prog_name="jetlink")
+            res = runner.invoke(app, [*prefix, *args], prog_name="jetlink", env=env)
             assert res.exception is None or isinstance(res.exception, SystemExit), (step, res)
             out.append(_outcome(res, args))
         return out
 
     embedded = script(["--data-dir", str(tmp_path / "embedded")])
-    on_live = script(["--server", live.url, "--data-dir", str(tmp_path / "unused")])
+    on_live = script(["--server", live.url], {"JETLINK_DATA_DIR": str(tmp_path / "unused")})
     for step, e, lv in zip(SAME, embedded, on_live, strict=True):
         assert lv == e, step
 

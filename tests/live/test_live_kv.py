@@ -298,8 +298,9 @@ def test_a_kv_mirror_of_a_missing_bucket_says_where_it_was_looked_for(nats_singl
 
     from jetlink.cli.main import app
 
-    res = runner.invoke(app, ["--data-dir", str(tmp_path / "d"), "--server", nats_single.url,
-                              "kv", "add", "MNOPE", "--mirror", "NOPE"], prog_name="jetlink")
+    res = runner.invoke(app, ["--server", nats_single.url, "kv", "add", "MNOPE", "--mirror",
+                              "NOPE"], prog_name="jetlink",
+                        env={"JETLINK_DATA_DIR": str(tmp_path / "d")})
     assert (res.exit_code, res.stderr) == (1, (
         "jetlink: error: origin bucket NOPE not found in the server's JetStream domain "
         "(10059)\n"))
