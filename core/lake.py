@@ -601,7 +601,8 @@ def _prepare_dir(fs, base: str, where: str, force: bool, *,
     old = []
     for e in entries:
         n = e.base_name
-        if not keep_old or n.startswith(TMP_PREFIX) or n.endswith(".tmp") or n == PROGRESS_FILE:
+        if (not keep_old or n.startswith((TMP_PREFIX, NEW_PREFIX)) or n.endswith(".tmp")
+                or n == PROGRESS_FILE):
             fs.delete_file(e.path)
         else:
             old.append(e.path)
@@ -1338,6 +1339,9 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
 # Readers skip both (names starting with ``_``).
 PROGRESS_FILE = "_jetlink_progress.json"
 TMP_PREFIX = "_tmp-"
+# a complete part file of an export that replaces a dataset (-f), kept aside until every one
+# is written (readers skip names starting with "_"), then renamed over the old dataset
+NEW_PREFIX = "_new-"
 API_FILE_ROWS = 262_144  # rows per part file of an export over the interface
 IMPORT_CHUNK = 10_000  # rows per pipelined publish_many of an import over the interface
 # Headers of a publish the server acts on as preconditions of THAT publish: satisfied when
@@ -1451,13 +1455,16 @@ def _clean_partial(fs, base: str, progress: dict[str, Any]) -> None:
     being written, a part renamed but not recorded, a progress file written aside."""
     from pyarrow import fs as pafs
 
-    keep = set(progress["files"])
+    files = progress["files"]
+    # the dataset a replacing export keeps whole until its own parts are all written
+    keep = {*files, *(NEW_PREFIX + f for f in files), *progress.get("replacing", ())}
     for e in fs.get_file_info(pafs.FileSelector(base)):
         if e.type != pafs.FileType.File:
             continue
         n = e.base_name
         if (n.startswith(TMP_PREFIX) or n == PROGRESS_FILE + ".tmp"
-                or (n.startswith("part-") and n.endswith(".parquet") and n not in keep)):
+                or (n.startswith((NEW_PREFIX, "part-")) and n.endswith(".parquet")
+                    and n not in keep)):
             fs.delete_file(e.path)
 
 
@@ -1496,7 +1503,9 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     dataset is. ``on_file(progress)`` runs after each part file is recorded. Returns
     ``{"stream", "path", "messages", "bytes_written", "first_seq", "last_seq", "files",
     "resumed_from"}`` (``resumed_from``: the last sequence an earlier run had written, or
-    None; the counts cover the whole dataset). ``start_seq``: the first sequence written
+    None; the counts cover the whole dataset). A dataset that ``force`` replaces stays whole
+    until the new one is: its part files are committed aside (NEW_PREFIX), then
+    :func:`_swap_aside`. ``start_seq``: the first sequence written
     (a range ``start_seq`` .. the cut: the divergent tail failback saves); a run resumed
     must ask for the same start. ``config``: how the stream's config is recorded in
     ``_jetlink.json`` (failback: a fenced origin's with its fence undone, the config an
@@ -1533,8 +1542,11 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
         raise LakeInterrupted(
             f"the export of stream {name} to {path} stopped with {done} message"
             f"{'s' if done != 1 else ''} in {nfiles} complete file{'s' if nfiles != 1 else ''}"
-            f" (no {META_FILE} yet; stream import refuses the directory): run the same "
-            "export again to continue after them, with the same cut") from exc
+            + (" written aside: the dataset it replaces is whole and unchanged"
+               if "replacing" in progress else
+               f" (no {META_FILE} yet; stream import refuses the directory)")
+            + ": run the same export again to continue after them, with the same cut"
+            ) from exc
     finally:
         batches.close()
         parts.abandon()
@@ -1542,6 +1554,8 @@ def export_stream_api(js, name: str, path: str, *, batch_rows: int = 65_536,
     if now.created_ns != info.created_ns:
         raise LakeError(f"stream {name} was deleted and created again while it was exported")
     progress["through"] = cut
+    if "replacing" in progress:
+        _swap_aside(fs, base, progress)
     if selection or cut < int(progress["meta"]["state"]["last_seq"]):
         # a part of the stream: its state is what the dataset holds, up to its cut (a
         # selection: up to its last message), so an import ends the stream there, not at
@@ -1579,7 +1593,7 @@ def _export_progress(fs, base: str, path: str, name: str, info, meta: dict[str, 
         if on_resume is not None:
             on_resume(progress)
         return progress, progress["through"]
-    _prepare_dir(fs, base, path, force)
+    old = _prepare_dir(fs, base, path, force, keep_old=True)
     cut = info.state.last_seq if last_seq is None else min(info.state.last_seq, last_seq)
     progress = {"kind": "stream-export", "stream": name, "identity": meta["identity"],
                 "cut": cut, "through": start_seq - 1, "messages": 0,
@@ -1589,8 +1603,32 @@ def _export_progress(fs, base: str, path: str, name: str, info, meta: dict[str, 
         progress["from"] = start_seq
     if selection:
         progress["selection"] = selection
+    if old:
+        progress["replacing"] = sorted(p.rsplit("/", 1)[-1] for p in old)
     _write_json_atomically(fs, base, PROGRESS_FILE, progress)
     return progress, None
+
+
+def _swap_aside(fs, base: str, progress: dict[str, Any]) -> None:
+    """The new dataset of a replacing export in place of the old one: the old files deleted
+    (its ``_jetlink.json`` first: from there on an import refuses the directory as an
+    interrupted export), recorded as done, then the part files written aside renamed to
+    their names; the caller writes the new ``_jetlink.json``. Run again after a crash it
+    finishes what is left (an old name is never one of the moved parts: they are moved
+    only once the old files are recorded gone)."""
+    from pyarrow import fs as pafs
+
+    for n in sorted(progress["replacing"], key=lambda n: n != META_FILE):
+        where = _join(base, n)
+        if fs.get_file_info(where).type == pafs.FileType.File:
+            fs.delete_file(where)
+    if progress["replacing"]:
+        progress["replacing"] = []
+        _write_json_atomically(fs, base, PROGRESS_FILE, progress)
+    for fname in progress["files"]:
+        aside = _join(base, NEW_PREFIX + fname)
+        if fs.get_file_info(aside).type == pafs.FileType.File:
+            fs.move(aside, _join(base, fname))
 
 
 class _PartFiles:
@@ -1669,7 +1707,7 @@ class _PartFiles:
         self.writer = None
         progress, fs = self.progress, self.fs
         fname = PART_FORMAT.format(len(progress["files"]))
-        final = _join(self.base, fname)
+        final = _join(self.base, (NEW_PREFIX if "replacing" in progress else "") + fname)
         fs.move(self.tmp, final)
         progress["files"].append(fname)
         progress["bytes"] += fs.get_file_info(final).size or 0

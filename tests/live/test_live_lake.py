@@ -206,6 +206,82 @@ def test_an_interrupted_export_resumes_after_its_last_part(live, js, tmp_path):
     assert res.exit_code == 2
 
 
+
+def _aside_crash(monkeypatch, when: str) -> None:
+    """Make the swap of a replacing export stop once: after deleting the old files, before
+    recording it ("deleted"), or after moving the first new part in place ("moved")."""
+    real_write, real_swap = lake._write_json_atomically, lake._swap_aside
+    armed = [True]
+
+    def write(fs, base, fname, doc):
+        if (when == "deleted" and armed[0] and fname == lake.PROGRESS_FILE
+                and doc.get("replacing") == []):
+            armed[0] = False
+            raise Stop
+        real_write(fs, base, fname, doc)
+
+    class Fs:
+        def __init__(self, fs):
+            self._fs = fs
+
+        def __getattr__(self, name):
+            return getattr(self._fs, name)
+
+        def move(self, src, dst):
+            self._fs.move(src, dst)
+            if when == "moved" and armed[0] and src.rsplit("/", 1)[-1].startswith(
+                    lake.NEW_PREFIX):
+                armed[0] = False
+                raise Stop
+
+    monkeypatch.setattr(lake, "_write_json_atomically", write)
+    monkeypatch.setattr(lake, "_swap_aside",
+                        lambda fs, base, progress: real_swap(Fs(fs), base, progress))
+
+
+@pytest.mark.parametrize("crash", ["parts", "deleted", "moved"])
+def test_a_replacing_export_keeps_the_old_dataset_until_the_new_one_is_whole(
+        live, js, tmp_path, monkeypatch, crash):
+    """-f over a finished dataset: the new part files are committed aside (``_new-``,
+    skipped by readers) and renamed over the old dataset only once all are written; stopped
+    while writing them, the old dataset is whole and readable; stopped in the swap, the run
+    again finishes it; every message once either way."""
+    js.add_stream({"name": "W", "subjects": ["w.>"]})
+    js.publish_batch([(f"w.{i % 3}", str(i).encode(), None) for i in range(1000)])
+    out = tmp_path / "lake"
+    lake.export_stream(js, "W", str(out), file_rows=300)
+    old_meta = (out / "_jetlink.json").read_bytes()
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+    js.publish_batch([(f"w.{i % 3}", str(i).encode(), None) for i in range(1000, 1500)])
+
+    def stop_after_two(progress):
+        if len(progress["files"]) == 2:
+            raise Stop
+
+    with monkeypatch.context() as m:
+        if crash != "parts":
+            _aside_crash(m, crash)
+        with pytest.raises(Stop):
+            lake.export_stream(js, "W", str(out), file_rows=300, force=True,
+                               on_file=stop_after_two if crash == "parts" else None)
+    names = {p.name for p in out.iterdir()}
+    if crash == "parts":
+        assert {n: (out / n).read_bytes() for n in old} == old  # every old file as it was
+        assert names - set(old) == {"_jetlink_progress.json", "_new-part-00000.parquet",
+                                    "_new-part-00001.parquet"}
+        assert [r["seq"] for r in rows_of(out)] == list(range(1, 1001))  # readers: the old
+    else:
+        assert "_jetlink.json" not in names  # the old one went first: import refuses
+        res = jl(live.url, "stream", "import", "X", f"parquet:{out}")
+        assert res.exit_code == 1 and "an export that was interrupted" in res.stderr
+    res = jl(live.url, "stream", "export", "W", f"parquet:{out}", "--json")
+    summary = doc(res)
+    assert "Resuming the export of stream W to" in res.stderr
+    assert (summary["messages"], summary["first_seq"], summary["last_seq"]) == (1500, 1, 1500)
+    assert sorted(p.name for p in out.iterdir()) == ["_jetlink.json"] + summary["files"]
+    assert (out / "_jetlink.json").read_bytes() != old_meta
+    assert [r["seq"] for r in rows_of(out)] == list(range(1, 1501))
+
 # `jetlink ...` with small part files, each taking 0.15 s more to close: time to kill it
 KILLABLE = r"""
 import sys, time
