@@ -64,7 +64,7 @@ def get(ctx: typer.Context, subject: SubjectArg, stream: StreamOpt = None,
 
     app = App.of(ctx)
     js = open_jetstream(app)
-    e = counters.entry(js, _stream(js, subject, stream), subject)
+    e = counters.entry(js, _stream(js, subject, stream), subject, value_only=True)
     doc = e.to_json()
     app.emit({k: doc[k] for k in ("stream", "subject", "val")},
              human=lambda a, d: output.line(a, d["val"]))

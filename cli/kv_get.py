@@ -46,11 +46,11 @@ def show_entry(app: App, bucket: str, key: str, *, revision: int | None, raw: bo
 
 def printable(value: bytes) -> str:
     """natscli's ``Base64IfNotPrintable``: the value as text when every character is
-    printable (Go's ``unicode.IsPrint`` over the string's runes: letters, marks, numbers,
-    punctuation, symbols and the ASCII space, as Python's ``isprintable``; an invalid
-    UTF-8 byte is Go's U+FFFD, a symbol), else standard base64."""
-    text = value.decode("utf-8", "replace")
-    if text.isprintable():
+    printable ASCII (its ``IsPrintable``: a rune past ``unicode.MaxASCII`` is not, nor one
+    ``unicode.IsPrint`` refuses, a control character), else standard base64: "héllo" is
+    shown as ``aMOpbGxv``, as natscli shows it."""
+    text = value.decode("ascii", "replace")
+    if text.isascii() and text.isprintable():
         return text
     return base64.b64encode(value).decode("ascii")
 

@@ -319,8 +319,8 @@ def ibytes(n: int) -> str:
 def since(ns: int) -> str:
     """A duration the way natscli's tables show it (``HumanizeDuration``): ``1m3s``,
     ``2d4h0m1s``, ``45.00s``, ``1.50s``, ``350ms``; ``never`` for a negative or absent
-    duration."""
-    if ns < 0:
+    duration, and for Go's largest one (math.MaxInt64, as HumanizeDuration says it)."""
+    if ns < 0 or ns >= 2**63 - 1:
         return "never"
     if ns < 1_000_000_000:
         from jetlink.core.durations import format_duration, go_round

@@ -107,8 +107,10 @@ def add(js: JetStreamAPI, subject: str, value: int) -> PubAckAPI:
     return ack
 
 
-def entry(js: JetStreamAPI, stream: str, subject: str) -> CounterEntry:
-    """The counter of ``subject`` in ``stream`` (orbit.go's ``Get``)."""
+def entry(js: JetStreamAPI, stream: str, subject: str, *,
+          value_only: bool = False) -> CounterEntry:
+    """The counter of ``subject`` in ``stream`` (orbit.go's ``Get``; ``value_only``: its
+    ``Load``, which reads the value alone: no sources, no increment)."""
     try:
         msg = js.get_msg(stream, last_by_subj=subject)
     except ApiError as err:
@@ -119,16 +121,27 @@ def entry(js: JetStreamAPI, stream: str, subject: str) -> CounterEntry:
     if val is None or parse_big_int(val) is None:
         raise JetlinkError(f"{INVALID_VALUE}: the last message of {subject} in {stream} "
                            "is not a counter")
+    if value_only:
+        return CounterEntry(stream, subject, go_int_prefix(val), None, {})
     hdr = msg.hdr
-    incr_text = H.header_value(hdr, H.INCR)
-    incr = parse_big_int(incr_text) if incr_text else None
     sources: dict[str, dict[str, int]] = {}
     text = H.header_value(hdr, H.COUNTER_SOURCES)
     parsed = parse_sources(text) if text else {}
     if parsed is None:
         raise JetlinkError(f"failed to parse sources of {subject} in {stream}")
     for origin, vals in parsed.items():
-        sources[origin] = {k: go_int_prefix(v) for k, v in (vals or {}).items()}
+        sources[origin] = {}
+        for k, v in (vals or {}).items():
+            n = parse_big_int(v)
+            if n is None:  # orbit.go parseSources: each value a big.Int, or Get fails
+                raise JetlinkError(f"failed to parse sources of {subject} in {stream}: "
+                                   f"invalid counter value for subject {k}: {v}")
+            sources[origin][k] = n
+    incr_text = H.header_value(hdr, H.INCR)
+    incr = parse_big_int(incr_text) if incr_text else None
+    if incr_text and incr is None:
+        raise JetlinkError(f"invalid counter increment value: {incr_text} (the last message "
+                           f"of {subject} in {stream})")
     return CounterEntry(stream, subject, go_int_prefix(val), incr, sources)
 
 

@@ -455,3 +455,17 @@ def test_cli_pub_to_a_counter_says_its_value(counters_cli):
     assert r.exit_code == 0 and r.stdout.endswith(" Counter Value: 5\n"), (r.stdout, r.stderr)
     r = counters_cli("pub", "cnt.pv", "", "-H", "Nats-Incr:-7")
     assert r.stdout.endswith(" Counter Value: -2\n"), r.stdout
+
+
+def test_cli_counter_view_of_a_sources_header_not_of_numbers(counters_cli):
+    """orbit.go's Get (natscli's counter view) fails on a Nats-Counter-Sources value that
+    is no big.Int (parseSources: TestParseSources' "invalid value format"): a client may
+    publish such a header with its increment, and the stream keeps it."""
+    jl = counters_cli
+    assert jl("pub", "cnt.s", "", "-H", "Nats-Incr:2", "-H",
+              'Nats-Counter-Sources:{"SRC":{"x.y":"not-a-number"}}').exit_code == 0
+    r = jl("counter", "view", "cnt.s")
+    assert (r.exit_code, r.stdout) == (1, "")
+    assert r.stderr == ("jetlink: error: failed to parse sources of cnt.s in CNT: invalid "
+                        "counter value for subject x.y: not-a-number\n")
+    assert jl("counter", "get", "cnt.s").stdout == "2\n"  # the value alone reads (LoadValue)

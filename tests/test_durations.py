@@ -211,3 +211,27 @@ def test_go_round_is_durations_round(ns, unit, rounded):
     from jetlink.core.durations import go_round
 
     assert go_round(ns, unit) == rounded
+
+
+# natscli's columns.HumanizeDuration (columns_test.go TestHumanizeDuration_*, exact texts
+# worked out by its formula: Round below a second, whole-unit fields above, "never" at
+# math.MaxInt64)
+HUMANIZED = [
+    (2**63 - 1, "never"),
+    (500, "1µs"),  # Round: halfway away from zero
+    (1_500, "2µs"),
+    (250_000_000, "250ms"),
+    (45 * 10**9, "45.00s"),
+    ((3 * 60 + 20) * 10**9, "3m20s"),
+    ((2 * 3600 + 30 * 60) * 10**9, "2h30m0s"),
+    ((3 * 24 + 1) * 3600 * 10**9, "3d1h0m0s"),
+    (400 * 24 * 3600 * 10**9, "1y35d0h0m0s"),
+    (2**63 - 2, "292y171d23h47m16s"),
+]
+
+
+@pytest.mark.parametrize(("ns", "text"), HUMANIZED)
+def test_durations_as_natscli_columns_humanize_them(ns, text):
+    from jetlink.cli.output import since
+
+    assert since(ns) == text
