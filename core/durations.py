@@ -13,6 +13,10 @@ The human form is what natscli reads (its flag library's ParseDuration):
   person types: a flag, an environment variable, a metadata value, a string in a file. An
   *integer* (not a string) is nanoseconds: what the JSON documents of the API hold.
 
+The ``io.nats.monitor.*`` metadata thresholds are read by jsm.go's own ParseDuration
+(:func:`parse_jsm_duration`): the same units, a long unit's fraction to the nanosecond
+(``0.1d`` is 2h24m), text between the parts skipped.
+
 A duration is at most Go's maximum (2562047h47m16.854775807s, about 292 years). A *wait* (a
 pause or timeout a command sleeps through: ``--interval``, ``--timeout``, ``--wait``,
 ``--refresh``) is at most :data:`MAX_WAIT`, 100 years: Python's ``time.sleep`` and thread waits
@@ -109,6 +113,47 @@ def parse_go_duration(text: str) -> int:
     """Go's ``time.ParseDuration`` alone (what the server reads, e.g. a ``Nats-TTL`` header):
     no bare numbers but ``0``, no ``d``/``w``/``M``/``y``."""
     return _parse(text, long_units=False)
+
+
+# jsm.go's durationMatcher: every "<number><letters>" found in the text, what lies between
+# them skipped
+_JSM_PART = re.compile(r"([-+]?)(([\d.]+)([a-zA-Z]+))", re.ASCII)
+_JSM_LONG_NS = {"w": WEEK, "W": WEEK, "d": DAY, "D": DAY, "M": MONTH, "y": YEAR, "Y": YEAR}
+
+
+def parse_jsm_duration(text: str) -> int:
+    """jsm.go's ``ParseDuration``, which reads the ``io.nats.monitor.*`` metadata thresholds:
+    blanks trimmed; every ``<number><unit>`` found in the text summed (anything between them
+    skipped: ``1h30`` is 1h); a long unit (``w``, ``d``, ``M``, ``y``) multiplied in float64
+    and truncated to nanoseconds (``0.1d`` is 2h24m, where a flag's parser gives 2h); Go's
+    units through ``time.ParseDuration``; the sign of the first part alone; no part, an
+    unknown unit or a sum past Go's maximum refused."""
+    if text == "0":
+        return 0
+    body = text.strip()
+    parts = _JSM_PART.findall(body)
+    if not parts:
+        raise _refused(text, MISSING_UNIT if _BARE_NUMBER.fullmatch(body) else
+                       f"expected a number and a unit ({_UNIT_HELP}), e.g. 1h30m or 1.5d")
+    total = 0
+    for _sign, part, number, unit in parts:
+        if unit in _JSM_LONG_NS:
+            try:
+                ns = float(number) * _JSM_LONG_NS[unit]
+            except ValueError:
+                raise _refused(text, f"{number!r} is not a number") from None
+            if ns >= 2.0**63:
+                raise _refused(text, f"{part} is more than the maximum "
+                                     f"{format_duration(MAX_DURATION)} (about 292 years)")
+            total += int(ns)
+        elif unit in _GO_UNITS:
+            total += parse_go_duration(part)
+        else:
+            raise _refused(text, f"invalid unit {unit!r} ({_UNIT_HELP})")
+        if total > MAX_DURATION:
+            raise _refused(text, f"more than the maximum {format_duration(MAX_DURATION)} "
+                                 "(about 292 years)")
+    return -total if parts[0][0] == "-" else total
 
 
 def _parse(text: str, *, long_units: bool) -> int:

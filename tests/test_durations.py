@@ -235,3 +235,26 @@ def test_durations_as_natscli_columns_humanize_them(ns, text):
     from jetlink.cli.output import since
 
     assert since(ns) == text
+
+
+# jsm.go's ParseDuration (jsm_test.go TestParseDurationOverflow, ...AccumulatedOverflow,
+# ...Float64Precision; the rest worked out by its code: durationMatcher's parts summed, a
+# long unit in float64, the first part's sign)
+JSM = [
+    ("0", 0), ("1d", 24 * HOUR), ("1w", 7 * 24 * HOUR), ("0.1d", 2 * HOUR + 24 * 60 * SECOND),
+    ("1.1w", 184 * HOUR + 48 * 60 * SECOND), ("1h30m", 90 * 60 * SECOND), ("1h30", HOUR),
+    (" 5m ", 300 * SECOND), ("-1h-5m", -(65 * 60 * SECOND)), ("1y1d1us", 366 * 24 * HOUR + 1000),
+    ("1000y", None), ("1000000w", None), ("1000000d", None), ("10000M", None),
+    ("200y100y", None), ("5", None), ("1hx", None), ("", None), ("x", None),
+]
+
+
+@pytest.mark.parametrize(("text", "ns"), JSM)
+def test_jsm_go_parse_duration(text, ns):
+    from jetlink.core.durations import DurationError, parse_jsm_duration
+
+    if ns is None:
+        with pytest.raises(DurationError):
+            parse_jsm_duration(text)
+    else:
+        assert parse_jsm_duration(text) == ns

@@ -535,6 +535,11 @@ METADATA_TEXTS = [
                            "more"),
     ("min-sources", "+5", ("min_sources", 5)),
     ("min-sources", "5\n", "io.nats.monitor.min-sources: '5\\n' is not a whole number"),
+    # durations: jsm.go's ParseDuration (blanks trimmed, a long unit's fraction kept)
+    ("seen-critical", " 0.1d ", ("seen_critical", 8_640_000_000_000)),
+    ("seen-critical", "1.1w", ("seen_critical", 665_280_000_000_000)),
+    ("seen-critical", "5", "io.nats.monitor.seen-critical: invalid duration '5': missing "
+                           "unit, e.g. 5s"),
 ]
 
 

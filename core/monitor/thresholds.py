@@ -5,9 +5,10 @@ otherwise), else off.
 
 A threshold is declared once, as a field of :class:`StreamThresholds` or
 :class:`ConsumerThresholds` whose flag name is the field's name with dashes; its kind says how
-a metadata value reads: a whole number (``uint`` refuses a sign), a duration (core/durations.py,
-natscli's units, held as nanoseconds; a bare number other than 0 is refused, "missing unit",
-as jsm.go's monitor refuses it with its ParseDuration) or a boolean (Go's
+a metadata value reads: a whole number (``uint`` refuses a sign), a duration (jsm.go's
+ParseDuration, core/durations.py ``parse_jsm_duration``, held as nanoseconds: natscli's
+units, a long unit's fraction kept to the nanosecond, a bare number other than 0 refused,
+"missing unit"; a flag reads as natscli's flags read, ``parse_duration``) or a boolean (Go's
 ``strconv.ParseBool`` spellings). A value that does not read makes the check CRITICAL
 "could not configure based on metadata: ..." (jsm.go monitor CheckStreamHealth).
 """
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from ..durations import DurationError, parse_duration
+from ..durations import DurationError, parse_jsm_duration
 from ..errors import clip
 from ..numbers import INT64_MAX, INT64_MIN, UINT64_MAX, IntTextError, parse_int
 
@@ -47,12 +48,12 @@ def _kind(k: str) -> Any:
 
 
 def _parse(key: str, kind: str, text: str) -> int | bool:
-    # read as jsm.go reads it (strconv.ParseBool / ParseInt / ParseUint, jsm.ParseDuration):
-    # the text as stored, surrounding blanks included, never trimmed
+    # read as jsm.go reads it (strconv.ParseBool / ParseInt / ParseUint: the text as stored,
+    # surrounding blanks included, never trimmed; jsm.ParseDuration trims them)
     value = text
     if kind == "duration":
         try:
-            return parse_duration(value)
+            return parse_jsm_duration(value)
         except DurationError as err:
             raise ThresholdError(f"{key}: {err}") from None
     if kind == "bool":
