@@ -436,13 +436,23 @@ _INTEGER_COLUMNS = {name: {"int64": "bigint", "int32": "int"}[kind]
                     for name, kind, _null in lake.COLUMNS if kind.startswith("int")}
 
 
+# Parquet writer settings of a job's output: the headers column without min/max and size
+# statistics (parquet-java's per-column ``#`` keys). No reader filters on header blocks, and
+# a source job writes a different Nats-Stream-Source line on every row: comparing and
+# copying those ~90-byte values for its page and chunk statistics took about a tenth of
+# the job's time (docs/benchmarks.md "Spark"). Every other column keeps its statistics.
+WRITE_OPTIONS = {"parquet.column.statistics.enabled#headers": "false",
+                 "parquet.size.statistics.enabled#headers": "false"}
+
+
 def write_parquet(df: Any, path: str, meta: dict[str, Any] | None) -> None:
-    """Write rows (sorted by partition, seq) as a Parquet dataset; refuses an existing path
-    other than an empty directory (removed first: Spark's writer refuses any path there)."""
+    """Write rows (sorted by partition, seq) as a Parquet dataset (:data:`WRITE_OPTIONS`);
+    refuses an existing path other than an empty directory (removed first: Spark's writer
+    refuses any path there)."""
     fs, p = _hadoop_path(df.sparkSession, path)
     if fs.exists(p) and fs.getFileStatus(p).isDirectory() and not fs.listStatus(p):
         fs.delete(p, False)
-    df.write.mode("errorifexists").parquet(path)
+    df.write.mode("errorifexists").options(**WRITE_OPTIONS).parquet(path)
     if meta is not None:
         write_meta(df.sparkSession, path, meta)
 

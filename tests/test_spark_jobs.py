@@ -273,3 +273,18 @@ def test_bench_data_job_equals_pump(spark, tmp_path):
     # duplicates (2.5 %) and the per-subject limit both removed some
     assert 0 < want["rows"] < n - n // 40
     assert cfg.max_msgs_per_subject == 1000 and io.read_meta(spark, src)["name"] == "ORDERS"
+    # io.WRITE_OPTIONS: the headers column has no statistics, the other columns theirs
+    import glob
+
+    import pyarrow.parquet as pq
+
+    files = glob.glob(str(tmp_path / "job" / "*.parquet"))
+    assert files
+    for f in files:
+        meta_f = pq.ParquetFile(f).metadata
+        names = [meta_f.schema.column(i).name for i in range(meta_f.num_columns)]
+        for g in range(meta_f.num_row_groups):
+            chunk = meta_f.row_group(g).column
+            stats = {n: chunk(i).statistics for i, n in enumerate(names)}
+            assert stats["headers"] is None or not stats["headers"].has_min_max, f
+            assert stats["seq"].has_min_max and stats["subject"].has_min_max, f
