@@ -55,8 +55,10 @@ def _label(c: dict[str, Any]) -> str:
     return f"{c['action']} {c['kind']} {c['name']}{where}"
 
 
-def render_result(app: App, report: Any) -> None:
-    for c in report.applied:
+def render_result(app: App, report: Any, *, said: int = 0) -> None:
+    """The report's lines; ``said``: how many Applied lines were printed already (as the
+    changes were made)."""
+    for c in report.applied[said:]:
         output.line(app, f"Applied: {_label(c.to_json())}")
     if report.failed is not None:
         output.line(app, f"Failed: {_label(report.failed.to_json())}: "
@@ -148,9 +150,9 @@ def apply(
         return
     deletes = [c for c in plan.pending if c.action == "delete"]
     removing = [c for c in plan.pending if c.removes]
+    if not app.json:  # the plan before the first change, each change said as it is made
+        render_plan(app, plan_doc)
     if deletes or removing:
-        if not app.json:
-            render_plan(app, plan_doc)
         if deletes:
             output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
                                 "declare", force=force, action="prune")
@@ -159,13 +161,30 @@ def apply(
             output.confirm(app, f"Really update {len(removing)} object(s) removing stored "
                                 f"messages ({what})", force=force,
                            action=f"apply updates that remove stored messages ({what})")
-    report = apply_changes(backend, plan)
+    made: list[Any] = []
+
+    def made_one(change: Any, err: Any) -> None:
+        if err is None:
+            made.append(change)
+            if not app.json:
+                output.line(app, f"Applied: {_label(change.to_json())}")
+
+    try:
+        report = apply_changes(backend, plan, on_change=made_one)
+    except KeyboardInterrupt:
+        pending = plan.pending
+        done, total = len(made), len(pending)
+        under_way = (f"; the change under way ({_label(pending[done].to_json())}) stopped "
+                     "with it (on a live server the server may have made it)"
+                     if done < total else "")
+        output.notice(app, f"jetlink: interrupted: apply stopped after {done} of {total} "
+                           f"change{'s' if total != 1 else ''}{under_way}. Run the same "
+                           "apply again (--dry-run first) to see what is left.")
+        raise
     result = report.to_json()
 
     def human(a: App, _d: Any) -> None:
-        if not (deletes or removing):
-            render_plan(a, plan_doc)
-        render_result(a, report)
+        render_result(a, report, said=len(made))
 
     app.emit({"plan": plan_doc, "result": result, "dry_run": False}, human=human)
     if not report.ok:

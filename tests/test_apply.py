@@ -1374,3 +1374,41 @@ def test_an_update_refused_for_an_overlap_names_the_subject_and_the_stream(jl, t
     assert r.exit_code == 3
     assert ('stream A: subjects: stream A in cluster local can not be updated: subjects '
             'overlap with an existing stream (10065): "b" overlaps "b" of stream B') in r.stdout
+
+
+def test_an_interrupted_apply_says_what_it_made_and_what_is_left(jl, tmp_path, monkeypatch):
+    """Ctrl-C half-way: the plan was printed before the first change, each change as it was
+    made; stderr says how many of how many and the way on; exit 130; a run again makes the
+    rest."""
+    from jetlink.core.topology.embedded import EmbeddedClusters
+
+    text = "version = 1\n[clusters.west]\n" + "".join(
+        f'[streams.S{i}]\ncluster = "west"\nsubjects = ["s{i}.>"]\n' for i in range(5))
+    path = write(tmp_path, text)
+    real = EmbeddedClusters.apply
+    seen = []
+
+    def stop_at_the_fourth(self, change):
+        seen.append(change)
+        if len(seen) == 4:
+            raise KeyboardInterrupt
+        real(self, change)
+
+    monkeypatch.setattr(EmbeddedClusters, "apply", stop_at_the_fourth)
+    res = jl("apply", path)
+    assert res.exit_code == 130
+    assert res.stdout == (
+        "Plan:\n  + create cluster west\n" + "".join(
+            f"  + create stream S{i} in cluster west\n" for i in range(5))
+        + "6 to create, 0 to update, 0 to delete, 0 unchanged\n"
+        "Applied: create cluster west\n"
+        "Applied: create stream S0 in cluster west\n"
+        "Applied: create stream S1 in cluster west\n")
+    assert res.stderr == (
+        "jetlink: interrupted: apply stopped after 3 of 6 changes; the change under way "
+        "(create stream S2 in cluster west) stopped with it (on a live server the server may "
+        "have made it). Run the same apply again (--dry-run first) to see what is left.\n")
+    monkeypatch.setattr(EmbeddedClusters, "apply", real)
+    plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
+    assert [c["name"] for c in plan["changes"]] == ["S2", "S3", "S4"]
+    assert plan["unchanged"] == 3
