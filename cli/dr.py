@@ -656,9 +656,9 @@ def _planned(p: dict[str, Any], state: str, action: str) -> list[str]:
                      "not copied and recovery point unknown (never heard from its origin)")
     if p.get("subjects") and state == "planned":
         parts.append(f"subjects {', '.join(p['subjects'])} (from {p.get('subjects_from')})")
-    if p.get("consumers"):
+    if p.get("consumers") and state == "planned":
         parts.append(f"{_n(len(p['consumers']), 'consumer')} to place")
-    if p.get("clamps"):
+    if p.get("clamps") and state == "planned":
         parts.append(_n(len(p["clamps"]), "clamp"))
     tail = p.get("tail")
     if action == "failback" and isinstance(tail, dict):

@@ -1344,7 +1344,9 @@ def promote_mirror(
     from jetlink.core import dr
 
     site = common.open_site(app)
-    positions = None if no_consumers else common.open_positions(app)
+    # the synced positions also give the subjects of an origin that does not answer:
+    # read with --no-consumers too, which only places none (transfer)
+    positions = common.open_positions(app)
     wanted = None if subjects is None else given_subjects(subjects)
     naming = dr.Naming(what=what, shown=shown, instead=(
         f"fail over instead (jetlink {verb_name} failover {shown or name})"),

@@ -1070,3 +1070,51 @@ def test_a_region_failback_saves_what_the_dr_side_lacks_beside_the_tails(jl):
     assert f"1 message not on the promoted side saved to {saved};" in out, out
     table = pq.read_table(saved, columns=["seq", "subject", "data"])
     assert table.to_pylist() == [{"seq": 3, "subject": "$KV.CFG.k1", "data": b"c"}]
+
+
+def test_no_consumers_still_takes_the_synced_subjects_and_places_none(region):
+    """--no-consumers only leaves the consumers out: the subjects of an origin that does
+    not answer still come from the synced positions (the dry run said "planned" and the
+    run failed, "no positions were synced"), and the plan places no consumer."""
+    before = data_dir_bytes(region.data)
+    r = ok(east(region, "dr", "failover", "--from", "west", "--no-consumers", "--dry-run"))
+    assert r.stdout.splitlines()[:3] == [
+        "Region failover of west: 3 objects, 0 messages at risk as last reported (an origin "
+        "does not answer), recovery point 2s, 0 consumers to place",
+        PLAN[1],
+        "  stream ORDERS_EAST@east <- ORDERS@west: planned (0 not copied as last reported, "
+        "recovery point 2s; subjects orders.> (from positions))"]
+    assert data_dir_bytes(region.data) == before
+    d = doc(east(region, "dr", "failover", "--from", "west", "--no-consumers", "-f", "-j"))
+    assert {o["name"]: o["state"] for o in d["objects"] if o["state"] != "listed"} == {
+        "CONFIG": "done", "ORDERS_EAST": "done", "PAY": "done"}
+    info = doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))
+    assert info["config"]["subjects"] == ["orders.>"] and info["state"]["consumer_count"] == 0
+
+
+def test_stream_failover_no_consumers_reads_the_synced_subjects(region):
+    r = ok(east(region, "stream", "failover", "ORDERS_EAST", "--no-consumers", "-f", "-j"))
+    d = json.loads(r.stdout)
+    assert d["subjects_from"] == "positions" and d["subjects"] == ["orders.>"]
+    assert d["consumers"] == []
+
+
+def test_an_origin_mirrored_twice_on_one_side_is_refused_naming_the_other(region):
+    """Two mirrors of ORDERS@west in east (a DR mirror and a side replica): promoting both
+    would make two primaries whose subjects overlap, the second failing half-way through
+    the run; both are refused before anything is done, naming each other; --skip one."""
+    jl = region
+    ok(jl("cluster", "up", "west"))
+    ok(east(jl, "stream", "add", "AUDIT", "--mirror", "ORDERS@west", "--defaults"))
+    ok(jl("replicate"))
+    ok(east(jl, "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+    before = data_dir_bytes(jl.data)
+    res = east(jl, "dr", "failover", "--from", "west", "-f")
+    assert res.exit_code == 2 and data_dir_bytes(jl.data) == before
+    assert ("  stream AUDIT@east <- ORDERS@west: refused (stream ORDERS@west is mirrored twice "
+            "on east (ORDERS_EAST@east): a failover of each would make two primaries taking "
+            "writes for one stream; --skip the others)") in res.stdout.splitlines()
+    d = doc(east(jl, "dr", "failover", "--from", "west", "--skip", "AUDIT", "-f", "-j"))
+    assert {o["name"]: o["state"] for o in d["objects"] if o["state"] != "listed"} == {
+        "AUDIT": "skipped", "CONFIG": "done", "ORDERS_EAST": "done", "PAY": "done"}

@@ -271,7 +271,8 @@ class RegionReport:
                 at_risk += int(rp.get("messages") or 0)
             if secs is not None and (worst is None or secs > worst):
                 worst = secs
-            consumers += len(o.plan.get("consumers") or [])
+            if o.state not in (REFUSED, SKIPPED):  # (none is placed on those)
+                consumers += len(o.plan.get("consumers") or [])
         return {"objects": len(self.objects), "messages_at_risk": at_risk,
                 "at_risk_unknown": unknown,
                 "recovery_point_seconds": worst, "consumers": consumers,
@@ -718,7 +719,9 @@ def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
     from .rules import kv_adjust, prepare
 
     no_consumers = bool(options.get("no_consumers"))
-    positions = None if no_consumers else backend.positions(o.cluster)
+    # the synced positions also give the subjects of an origin that does not answer: read
+    # with --no-consumers too, which only places none (``transfer``)
+    positions = backend.positions(o.cluster)
     kv = o.kind == "kv"
     return prepare(backend.site(o.cluster), o.stream, failover=True,
                    positions=positions, transfer=not no_consumers,
@@ -771,8 +774,10 @@ def _failback(backend: Backend, o: RegionObject, options: dict[str, Any]) -> dic
 
 
 def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, Any],
-                topology: Any, clock: Clock, dd: Any) -> None:
-    """Each object's dry run as ``dr check`` reads it: its facts and grade."""
+                topology: Any, clock: Clock, dd: Any, options: dict[str, Any]) -> None:
+    """Each object's dry run as ``dr check`` reads it: its facts and grade (``options``:
+    the run's, ``no_consumers`` among them)."""
+    no_consumers = bool(options.get("no_consumers"))
     from .readiness import _OnceSite, _Records, check_nats_mirror, check_topics
 
     sites: dict[str | None, Any] = {}
@@ -797,7 +802,7 @@ def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, 
             records[o.cluster] = _Records(backend.positions(o.cluster))
         info = infos[o.key]
         if info.config.mirror is None:  # promoted before: the re-run finishes it
-            _plan_rerun(backend, o)
+            _plan_rerun(backend, o, options)
             continue
         m = check_nats_mirror(sites[o.cluster], info, o.name, o.kind, o.side,
                               records[o.cluster], topology, {}, _naming(o))
@@ -824,18 +829,19 @@ def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, 
                   "recovery_point": rp,
                   "subjects": facts.get("subjects"),
                   "subjects_from": facts.get("subjects_from"),
-                  "consumers": facts.get("consumers") or [],
-                  "clamps": facts.get("clamps") or [],
+                  # --no-consumers places none: no consumer to place, none clamped
+                  "consumers": [] if no_consumers else facts.get("consumers") or [],
+                  "clamps": [] if no_consumers else facts.get("clamps") or [],
                   "positions": facts.get("positions")}
         if o.state == REFUSED:
             o.plan["criticals"] = list(m.result.criticals)
 
 
-def _plan_rerun(backend: Backend, o: RegionObject) -> None:
+def _plan_rerun(backend: Backend, o: RegionObject, options: dict[str, Any]) -> None:
     """A stream or bucket promoted before: done by an earlier run when its record says the
     promotion finished, else planned (the re-run places what is missing)."""
     try:
-        promotion = _prepare(backend, o, {})
+        promotion = _prepare(backend, o, options)
     except JetlinkError as err:
         o.state, o.detail = REFUSED, one_line(err)
         return
@@ -1087,7 +1093,7 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
                bare=seen <= set(known))
     _dependencies(objects, infos)
     if action == FAILOVER:
-        _plan_facts(backend, objects, infos, topology, clock, dd)
+        _plan_facts(backend, objects, infos, topology, clock, dd, options)
     _apply_skips(objects, skip, skip_unready)
     if action == FAILOVER:
         _one_primary(objects, skip_unready)
@@ -1121,26 +1127,32 @@ def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
 
 
 def _one_primary(objects: list[RegionObject], skip_unready: bool) -> None:
-    """An origin whose mirrors on two sides would both be promoted ends with two primaries
-    taking writes for one stream (each failback then keeps one side's and sets the other's
-    aside): every such object is refused, naming the others, until all but one are left out
-    (``--cluster`` for the side that takes over, or ``--skip``; ``--skip-unready`` leaves
-    them all out). One promoted by an earlier run counts: the others are refused."""
+    """An origin with two mirrors in the plan, on two sides or on one, ends with two
+    primaries taking writes for one stream (each failback then keeps one side's and sets
+    the other's aside; on one side the second promotion's subjects overlap the first's and
+    it fails half-way through the run): every such object is refused, naming the others,
+    until all but one are left out (``--cluster`` for the side that takes over, or
+    ``--skip``; ``--skip-unready`` leaves them all out). One promoted by an earlier run
+    counts: the others are refused."""
     groups: dict[tuple[str, str, str], list[RegionObject]] = {}
     for o in objects:
         if o.kind in ("stream", "kv") and o.state in (PLANNED, EARLIER):
             groups.setdefault((o.region, o.kind, o.origin), []).append(o)
     for (region, kind, origin), group in groups.items():
-        if len({o.side for o in group}) < 2:
+        if len(group) < 2:
             continue
         for o in group:
             if o.state != PLANNED:
                 continue
             others = ", ".join(x.shown for x in group if x is not o)
             what = "bucket" if kind == "kv" else "stream"
-            why = (f"{what} {origin}@{region} is mirrored on other sides too ({others}): a "
-                   f"failover of each would make two primaries taking writes for one {what}; "
-                   "fail over one side (--cluster) or --skip the others")
+            if any(x.side != o.side for x in group):
+                where, how = "on other sides too", "fail over one side (--cluster) or --skip"
+            else:
+                where, how = f"twice on {o.side}", "--skip"
+            why = (f"{what} {origin}@{region} is mirrored {where} ({others}): a failover of "
+                   f"each would make two primaries taking writes for one {what}; {how} the "
+                   "others")
             o.state, o.detail = (SKIPPED, f"--skip-unready: {why}") if skip_unready else \
                 (REFUSED, why)
 
