@@ -83,6 +83,21 @@ def test_no_mirror_is_unknown_and_creates_nothing(jl):
         "mirrors": []}
 
 
+def test_a_down_cluster_addressed_says_the_region_and_the_side_may_be_swapped(jl):
+    """--cluster naming the region that is out (down, holding origins): no mirrors there,
+    and the sentence says the cluster is down and where the mirrors are checked."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "o.>", "--defaults"))
+    ok(jl("cluster", "down", "west"))
+    assert nagios(jl("--cluster", "west", "dr", "check"), 3) == (
+        "UNKNOWN dr no mirrors in cluster west (cluster west is down: a region that is out "
+        "holds the origins, not their mirrors; check the cluster that holds them with "
+        "--cluster NAME, or every cluster without --cluster) | mirrors=0 mirrors_critical=0 "
+        "mirrors_warning=0")
+    ok(jl("cluster", "up", "west"))
+    assert nagios(jl("--cluster", "west", "dr", "check"), 3).startswith(
+        "UNKNOWN dr no mirrors in cluster west | ")
+
 def test_a_mirror_whose_failover_cannot_be_prepared_keeps_its_lag_series(jl):
     """A mirror beside its origin in one cluster: a failover would be refused (the
     subjects overlap), CRITICAL; its lag and time since last contact, as its StreamInfo

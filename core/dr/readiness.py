@@ -190,6 +190,9 @@ class Readiness:
     failures: list[str] = field(default_factory=list)
     # failed-over streams whose old origin does not answer (no mirror to check)
     failed_over: list[str] = field(default_factory=list)
+    # the clusters addressed (--cluster) that are marked down: with no mirror in them, the
+    # region and the side swapped (a region that is out holds the origins)
+    down: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> Status:
@@ -230,7 +233,11 @@ class Readiness:
             where = f" in {self.where}" if self.where else ""
             out.output = (f"no mirrors{where}" + (
                 f" (failed over, their old origin silent: {', '.join(self.failed_over)}; "
-                "fence each when its region returns)" if self.failed_over else ""))
+                "fence each when its region returns)" if self.failed_over else "") + (
+                f" ({', '.join(f'cluster {d}' for d in self.down)} "
+                f"{'is' if len(self.down) == 1 else 'are'} down: a region that is out holds "
+                "the origins, not their mirrors; check the cluster that holds them with "
+                "--cluster NAME, or every cluster without --cluster)" if self.down else ""))
         if not self.unlisted:
             counts = self.counts()
             out.perf_data += [
@@ -1362,4 +1369,4 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                                                server=lambda _js: False):
         where = f"cluster{'s' if len(clusters) > 1 else ''} {', '.join(clusters)}"
     return Readiness(mirrors, where=where, failed_over=sorted(wanted.silent),
-                     failures=unread)
+                     failures=unread, down=sorted(down) if clusters is not None else [])
