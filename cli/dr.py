@@ -732,6 +732,9 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
                     if unknown else "")
             head += f", {risk}, recovery point {_secs(t['recovery_point_seconds'])}, " \
                 f"{_n(t['consumers'], 'consumer')} to place"
+        elif action == "failback" and (doc.get("options") or {}).get("switch"):
+            head += (", then the switch back (--switch: the old origins primaries again, "
+                     "unfenced; the promoted streams mirror them)")
         out.append(head)
         out += ["  " + _object_line(o, action) for o in doc["objects"]]
         what = ("it receives nothing from them while the region is out (not promoted; "

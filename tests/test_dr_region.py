@@ -184,7 +184,8 @@ def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
     assert data_dir_bytes(region.data) == before
     r = west(region, "dr", "check")
     assert r.exit_code == 3
-    assert r.stdout.startswith("UNKNOWN dr no mirrors in cluster west | ")
+    assert r.stdout.startswith("UNKNOWN dr no mirrors in cluster west (cluster west is down: "
+                               "a region that is out holds the origins, not their mirrors; ")
 
 
 def test_a_kv_mirror_fails_over_with_its_origin_gone_and_no_positions_synced(jl):
@@ -414,6 +415,11 @@ def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_p
     assert f"tail 1 message saved to {tails}/object=ORDERS_EAST@east" in line, line
     # the switch is a new run: the dry run has none started (the first one finished)
     assert (dry["dry_run"], dry["started"], dry["finished"]) == (True, None, None)
+    # the plan says the switch is in force (without --switch it says nothing of one)
+    head = ok(east(region, "dr", "failback", "--from", "west", "--switch", "--dry-run"))
+    assert head.stdout.splitlines()[0] == (
+        "Region failback of west: 3 objects, then the switch back (--switch: the old origins "
+        "primaries again, unfenced; the promoted streams mirror them)")
 
 
 def test_a_second_outage_of_the_region_fails_over_and_back_again(region, tmp_path):
