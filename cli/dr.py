@@ -596,7 +596,9 @@ def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[
     ``fence``, every object ended: the fence is what is left); exit 130."""
     from jetlink.cli import output
 
-    shown = f" ({', '.join(ended)})" if ended else ""
+    # (a region of thousands: the first few named, the rest counted)
+    shown = (f" ({', '.join(ended[:5])}{f' and {len(ended) - 5} more' if len(ended) > 5 else ''})"
+             if ended else "")
     left = (", before the old origins were fenced: both sides may take writes until it is"
             if fence and todo and len(ended) >= todo else "")
     output.notice(app, f"jetlink: interrupted: the region {action} of {', '.join(regions)} "

@@ -326,7 +326,7 @@ def test_a_damaged_journal_record_is_refused_naming_it(region):
     assert r.stderr.splitlines() == [
         "jetlink: error: the region journal record failover.west in bucket JETLINK_REGIONS "
         "is not JSON, so not a record jetlink wrote: remove it to start over: jetlink kv del "
-        "JETLINK_REGIONS failover.west (the objects keep their own records: a new run finds "
+        "JETLINK_REGIONS failover.west -f (the objects keep their own records: a new run finds "
         "what was done)"]
     ok(east(region, "kv", "put", "JETLINK_REGIONS", "failover.west", '{"version": 7}'))
     r = east(region, "dr", "failover", "--from", "west", "-f")
@@ -843,7 +843,7 @@ def test_a_damaged_object_record_of_the_journal_is_refused_naming_it(region):
     assert r.stderr.splitlines() == [
         f"jetlink: error: the region journal record {key} in bucket JETLINK_REGIONS is not a "
         f"record jetlink wrote (an object's state): remove it to start over: jetlink kv del "
-        f"JETLINK_REGIONS {key} (the objects keep their own records: a new run finds what "
+        f"JETLINK_REGIONS {key} -f (the objects keep their own records: a new run finds what "
         "was done)"]
     assert data_dir_bytes(region.data) == before
 
@@ -1124,3 +1124,18 @@ def test_an_origin_mirrored_twice_on_one_side_is_refused_naming_the_other(region
     d = doc(east(jl, "dr", "failover", "--from", "west", "--skip", "AUDIT", "-f", "-j"))
     assert {o["name"]: o["state"] for o in d["objects"] if o["state"] != "listed"} == {
         "AUDIT": "skipped", "CONFIG": "done", "ORDERS_EAST": "done", "PAY": "done"}
+
+
+def test_an_interrupt_of_a_large_region_names_the_first_few_objects_ended(capsys):
+    import typer
+
+    from jetlink.cli.app import App
+    from jetlink.cli.dr import _interrupted
+
+    with pytest.raises(typer.Exit) as stop:
+        _interrupted(App(), "failover", ["west"], [f"S{i}@east" for i in range(28)], 30)
+    assert stop.value.exit_code == 130
+    assert capsys.readouterr().err == (
+        "jetlink: interrupted: the region failover of west stopped with 28 of 30 objects "
+        "ended (S0@east, S1@east, S2@east, S3@east, S4@east and 23 more); run the same "
+        "command again to finish it (its journal keeps where it stopped)\n")

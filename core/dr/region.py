@@ -182,7 +182,7 @@ class Journal:
     def _damaged(self, key: str, why: str) -> JetlinkError:
         return JetlinkError(
             f"the region journal record {key} in bucket {BUCKET} is {why}: remove it to "
-            f"start over: jetlink kv del {BUCKET} {key} (the objects keep their own "
+            f"start over: jetlink kv del {BUCKET} {key} -f (the objects keep their own "
             "records: a new run finds what was done)", field="journal")
 
     def _parse(self, key: str, value: bytes) -> Any:
