@@ -1412,3 +1412,12 @@ def test_an_interrupted_apply_says_what_it_made_and_what_is_left(jl, tmp_path, m
     plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
     assert [c["name"] for c in plan["changes"]] == ["S2", "S3", "S4"]
     assert plan["unchanged"] == 3
+
+
+def test_apply_of_a_file_that_declares_nothing_warns_as_validate_does(jl, tmp_path):
+    path = write(tmp_path, "version = 1\n", "nothing.toml")
+    res = ok(jl("apply", path))
+    assert res.stderr == (f"{path}: warning: the file declares nothing: no clusters, streams, "
+                          "buckets, topics, links or ACLs\n")
+    assert [w["description"] for w in doc(ok(jl("apply", path, "-j")))["plan"]["warnings"]] \
+        == ["the file declares nothing: no clusters, streams, buckets, topics, links or ACLs"]

@@ -436,8 +436,10 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                  if not (p.file == clusters.label and _key(p) in already)]
     # the same for warnings: one the clusters' objects had without the file is not shown,
     # one this plan makes there is (an aggregate whose origin --prune deletes)
-    warnings = [w for w in state.warnings
-                if not (w.file == clusters.label and _key(w) in warned)]
+    # (and what loading the file warned of: a file that declares nothing)
+    warnings = [*desired.load_warnings, *(w for w in state.warnings
+                                           if not (w.file == clusters.label
+                                                   and _key(w) in warned))]
     if not state.clusters:
         problems += _implicit_clusters_missing(
             desired, set(current.clusters) | set(clusters.damaged), clusters.label)
