@@ -125,7 +125,9 @@ def apply(
     else:
         plan = plan_topology(backend, topo, prune=prune)
         plan_doc = plan.to_json()
-    if prune and not topo.clusters:  # (--prune acts on declared clusters only: said so)
+    if prune and not topo.clusters and not topo.problems:
+        # (--prune acts on declared clusters only: said so; a file that did not read is
+        # said by its problems instead)
         output.notice(app, f"jetlink: notice: --prune deletes objects of the clusters the "
                            f"file declares ([clusters.NAME]); {file} declares none, so "
                            "nothing is pruned (declare [clusters.local] to prune the default "

@@ -1421,3 +1421,10 @@ def test_apply_of_a_file_that_declares_nothing_warns_as_validate_does(jl, tmp_pa
                           "buckets, topics, links or ACLs\n")
     assert [w["description"] for w in doc(ok(jl("apply", path, "-j")))["plan"]["warnings"]] \
         == ["the file declares nothing: no clusters, streams, buckets, topics, links or ACLs"]
+
+
+def test_prune_of_a_file_that_does_not_read_says_only_why(jl, tmp_path):
+    path = write(tmp_path, "[clusters.west\n", "broken.toml")
+    res = jl("apply", path, "--prune", "-f")
+    assert res.exit_code == 3
+    assert "--prune" not in res.stderr + res.stdout and "invalid TOML" in res.stdout

@@ -1207,3 +1207,17 @@ def test_a_json_key_given_twice_is_a_problem_as_in_toml(tmp_path, text, key):
     assert [p.description for p in topo.problems] == [
         f'invalid JSON: key "{key}" given twice in one object (the second would silently '
         "replace the first)"]
+
+
+@pytest.mark.parametrize(("body", "field", "description", "detail"), [
+    ('compression = "zstd"', "compression", "invalid JSON: unknown compression algorithm",
+     'compression = "zstd"'),
+    ("metadata = { a = 1 }", "metadata",
+     "invalid JSON: json: cannot unmarshal object into Go struct field "
+     "StreamConfigRequest.metadata of type map[string]string", 'metadata = {"a": 1}'),
+])
+def test_a_value_the_codec_refuses_is_quoted_as_the_file_wrote_it(tmp_path, body, field,
+                                                                  description, detail):
+    (problem,) = run(tmp_path, f'[streams.A]\nsubjects = ["a.>"]\n{body}\n')
+    assert (problem.field, problem.err_code, problem.description, problem.detail) == (
+        field, 10025, description, detail)

@@ -249,7 +249,10 @@ BAD = [
      ("topic o", "partitions", "Number of partitions 5000 is above jetlink's limit")),
     ("topic-partitions-type", KAFKA + '[topics.o]\ncluster = "kwest"\npartitions = "3"\n',
      ("topic o", "partitions", "partitions must be an integer (the number of partitions), "
-                               "got str '3'")),
+                               'got string "3"')),
+    ("topic-partitions-bool", KAFKA + '[topics.o]\ncluster = "kwest"\npartitions = true\n',
+     ("topic o", "partitions", "partitions must be an integer (the number of partitions), "
+                               "got boolean true")),
     ("topic-config-unknown",
      KAFKA + '[topics.o]\ncluster = "kwest"\nconfigs = { "retention.msec" = "1" }\n',
      ("topic o", "configs.retention.msec",

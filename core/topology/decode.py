@@ -325,6 +325,10 @@ def _decode_stream(body: Any, key: str, *, allow_cluster: bool) -> tuple[str, St
             value = _at(doc, exc.field)
             if isinstance(value, float):
                 exc.detail = f"{exc.field} = {value!r}: a duration is {DURATION_FORMS}"
+        if exc.field and not exc.detail:  # the value refused, as the file wrote it
+            value = _at(doc, exc.field)
+            if value is not None:
+                exc.detail = f"{exc.field} = {value_text(value)}"
         raise exc from None
 
 

@@ -122,11 +122,11 @@ def _topic_spec(body: dict[str, Any], name: str, cluster: str,
         errors.append(_refield(exc, "name"))
     partitions = body.get("partitions", 1)
     if not isinstance(partitions, int) or isinstance(partitions, bool):
-        from ..errors import clip
+        from ..errors import value_kind, value_text
 
         errors.append(JetlinkError(
             f"partitions must be an integer (the number of partitions), got "
-            f"{type(partitions).__name__} {clip(repr(partitions))}", field="partitions"))
+            f"{value_kind(partitions)} {value_text(partitions)}", field="partitions"))
     else:
         try:
             validate_partitions(partitions)
