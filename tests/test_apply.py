@@ -1428,3 +1428,18 @@ def test_prune_of_a_file_that_does_not_read_says_only_why(jl, tmp_path):
     res = jl("apply", path, "--prune", "-f")
     assert res.exit_code == 3
     assert "--prune" not in res.stderr + res.stdout and "invalid TOML" in res.stdout
+
+
+def test_a_cluster_neither_declared_nor_in_the_data_directory_says_where_it_was_looked(
+        jl, tmp_path):
+    """A file declaring no clusters, over a data directory holding some: the cluster an
+    object names is said missing from the data directory (its clusters listed), with the
+    two ways on, not "not declared" beside clusters the file never declared."""
+    ok(jl("cluster", "add", "east"))
+    ok(jl("cluster", "add", "west"))
+    res = jl("apply", write(tmp_path, '[streams.A]\ncluster = "eats"\nsubjects = ["a.>"]\n'))
+    assert res.exit_code == 3
+    assert res.stdout.splitlines()[0].endswith(
+        'stream A: cluster: cluster "eats" does not exist in the data directory (its '
+        "clusters: east, west; did you mean east?): declare it under [clusters] (apply "
+        "creates it) or create it first (jetlink cluster add eats)")

@@ -128,11 +128,26 @@ def _index(topo: Topology, add) -> None:
         if obj.explicit_cluster:
             if declared and obj.cluster not in declared:
                 hint = did_you_mean(obj.cluster, sorted(declared))
-                add(obj, Problem(
-                    obj.file, obj.label, "cluster", 0,
-                    f'cluster "{obj.cluster}" is not declared (declared clusters: '
-                    f'{", ".join(sorted(declared))}' + (f"; {hint}" if hint else "") + ")",
-                ))
+                held = {c.file for c in declared.values()}
+                if len(held) == 1 and next(iter(held)).startswith("<"):
+                    # no file declares a cluster: those listed are the target's (a plan
+                    # over a data directory or servers, core/topology/plan.py)
+                    label = next(iter(held))
+                    place = ("the data directory" if label == "<data directory>"
+                             else label.strip("<>"))
+                    add(obj, Problem(
+                        obj.file, obj.label, "cluster", 0,
+                        f'cluster "{obj.cluster}" does not exist in {place} (its '
+                        f'clusters: {", ".join(sorted(declared))}'
+                        + (f"; {hint}" if hint else "") + "): declare it under [clusters] "
+                        f"(apply creates it) or create it first (jetlink cluster add "
+                        f"{obj.cluster})"))
+                else:
+                    add(obj, Problem(
+                        obj.file, obj.label, "cluster", 0,
+                        f'cluster "{obj.cluster}" is not declared (declared clusters: '
+                        f'{", ".join(sorted(declared))}' + (f"; {hint}" if hint else "") + ")",
+                    ))
             elif not _NAME_RE.fullmatch(obj.cluster):
                 add(obj, Problem(
                     obj.file, obj.label, "cluster", 0,
