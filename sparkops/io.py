@@ -123,13 +123,22 @@ def check_input(data_dir: Any, addr: Address, *, meta: bool = True) -> None:
                                                                             lake.META_FILE)):
             raise JetlinkError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
                                "stream export` or a jetlink job)")
+        if meta and os.path.isdir(here):
+            lake.read_meta(here)  # one its readers refuse, refused before a driver starts
         return
     data_dir.check_exists()
     topic = addr.kind == "topic"
     names = store_names(data_dir, addr.cluster, "topics" if topic else "streams")
     if addr.name not in names:
-        raise not_found(NotFoundError(f"{addr}: no such topic" if topic
-                                      else f"{addr}: stream not found"), addr.name, names)
+        if topic:
+            raise not_found(NotFoundError(f"{addr}: no such topic"), addr.name, names)
+        # the server's document (10059), the address and the closest name for people
+        from jetlink.core.errors import did_you_mean, nats_error
+
+        err = nats_error("StreamNotFound", field="stream")
+        hint = did_you_mean(addr.name, names)
+        err.detail = f"{addr}" + (f"; {hint}" if hint else "")
+        raise err
 
 
 def unwritable_output(path: str) -> str | None:

@@ -426,7 +426,11 @@ class Runner:
             if create is not None:
                 self._create_target(js, target, create)
             try:
-                self._write(summary, df, js, target, final_last, pairs, progress)
+                # a source job's messages are stored now, as the pump stamps what it copies
+                # (after the target was made: its max_age counts from there, never from the
+                # job's start); a mirror keeps its origin's times
+                stamp = self.clock.now_ns() if cfg.mirror is None else None
+                self._write(summary, df, js, target, final_last, pairs, progress, stamp)
             except BaseException:  # a failure, or an interrupt (Ctrl-C): no half target
                 if create is not None:
                     from jetlink.core.interrupts import no_interrupt
@@ -440,9 +444,10 @@ class Runner:
 
     def _write(self, summary: Summary, df: Any, js: JetStream, target: io.Address,
                final_last: int | None, pairs: list[tuple[str, StreamSource, Input]],
-               progress: Callable[[str], None] | None) -> None:
+               progress: Callable[[str], None] | None, stamp: int | None = None) -> None:
         """The job's rows into the store's target, each transaction with the agreements'
-        progress, the last one with their cursors (the module doc)."""
+        progress, the last one with their cursors (the module doc); ``stamp``: every row's
+        time (a source job's: the time of the write)."""
         from jetlink.core.replication import prepare_seed, seed_agreement
 
         prepare_seed(js.cluster)
@@ -459,9 +464,9 @@ class Runner:
 
         if summary.rows_out:
             try:
-                lake.write_stream_rows(js, target.name,
-                                       io.iter_arrow(df, total=summary.rows_out),
-                                       on_txn=on_txn)
+                batches = io.iter_arrow(df, total=summary.rows_out)
+                lake.write_stream_rows(js, target.name, batches if stamp is None
+                                       else _stamped(batches, stamp), on_txn=on_txn)
             except JetlinkError as e:
                 raise SparkJobError(f"writing {target}: {e}") from None
         else:
@@ -471,6 +476,15 @@ class Runner:
                     seed(txn, d, True)
         summary.cursors = [{"origin": o.name, "agreement": iname_of(src), "kind": kind,
                             "cursor": o.last_seq} for kind, src, o in pairs]
+
+
+def _stamped(batches: Any, ts: int) -> Any:
+    """The lake rows of ``batches`` (pyarrow RecordBatches) with every ``ts`` set to ``ts``."""
+    import pyarrow as pa
+
+    for b in batches:
+        i = b.schema.get_field_index("ts")
+        yield b.set_column(i, b.schema.field(i), pa.array([ts] * b.num_rows, pa.int64()))
 
 
 def check_kv_origins(dd: DataDir, cluster: str,

@@ -504,6 +504,31 @@ def test_source_into_a_target_with_first_seq(jl):
     assert [r[0] for r in rows(jl.data, "local", "T")][-1] == 104
 
 
+def test_a_source_job_stamps_its_messages_when_it_writes_them(jl, cli_clock, monkeypatch):
+    """The job's messages are stored in the target at the time of the write, after the
+    target was made (as the pump stamps what it copies), never at the job's start, before
+    it: a max_age counted from the job's start removed them as soon as they were written
+    (here the Spark pass takes a minute of the test's clock)."""
+    from jetlink.core.clock import parse_rfc3339_nano
+    from jetlink.sparkops.run import Runner
+
+    create = Runner._create_target
+
+    def after_a_minute(self, *args):
+        cli_clock.advance(60 * 10**9)
+        return create(self, *args)
+
+    monkeypatch.setattr(Runner, "_create_target", after_a_minute)
+    ok(jl("stream", "add", "EU", "--subjects", "eu.>", "--defaults"))
+    publish(jl, "eu", 3)
+    (jl.tmp / "t.json").write_text(json.dumps({"max_age": 600_000_000_000}))
+    doc(jl("spark", "source", "T", "--from", "EU", "--config", str(jl.tmp / "t.json"), "-j"))
+    info = doc(jl("stream", "info", "T", "-j"))
+    created = parse_rfc3339_nano(info["created"])
+    assert info["state"]["messages"] == 3
+    assert parse_rfc3339_nano(info["state"]["first_ts"]) >= created, info
+
+
 def test_source_from_a_lake_export_planned_on_the_driver(jl, cli_clock, monkeypatch):
     """`spark source --from parquet:PATH` (a `stream export`): planned on the driver from
     the Parquet columns (the Spark-planned job would fail this test), the rows the pump

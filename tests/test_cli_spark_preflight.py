@@ -29,13 +29,13 @@ MISSING_DIR = "data directory {dd} does not exist (nothing to read or act on: th
 # stream ORDERS, the bucket CFG, the topic t1 and no link
 CASES = [
     (["spark", "mirror", "ORDRES", "parquet:{tmp}/out"],
-     "store:local/ORDRES: stream not found: did you mean ORDERS?"),
+     "stream not found (10059): store:local/ORDRES; did you mean ORDERS?"),
     (["spark", "mirror", "parquet:{tmp}/nothing", "M"], "parquet:{tmp}/nothing: no such dataset"),
     (["spark", "mirror", "parquet:{tmp}", "M"],
      "parquet:{tmp} has no _jetlink.json (write it with `jetlink stream export` or a jetlink "
      "job)"),
     (["spark", "source", "T", "--from", "ORDERS", "--from", "NOPE"],
-     "store:local/NOPE: stream not found"),
+     "stream not found (10059): store:local/NOPE"),
     (["spark", "kv-aggregate", "AGG", "--source", "CGF"],
      "--source CGF: bucket CGF not found; nothing was created"),
     (["spark", "kv-aggregate", "KM", "--mirror", "NOPE"],
@@ -67,6 +67,9 @@ CASES = [
      "(10025)"),
     (["spark", "verify", "ORDERS", "store:topic/t1"],
      "cannot compare a stream (store:local/ORDERS) with a topic (store:local/topic/t1)"),
+    (["spark", "mirror", "parquet:{tmp}/badmeta", "M"],
+     "{tmp}/badmeta/_jetlink.json: not a _jetlink.json document: no \"name\" (the stream the "
+     "dataset holds)"),
     (["spark", "mirror", "parquet:{tmp}/afile", "M"],
      "parquet:{tmp}/afile is a non-Parquet file, not a dataset directory (jetlink stream "
      "export writes one)"),
@@ -84,6 +87,8 @@ def test_a_missing_input_is_refused_before_spark_starts(jl, no_spark, args, erro
     (jl.tmp / "discard-new.json").write_text('{"max_msgs": 1, "discard": "new"}')
     (jl.tmp / "array.json").write_text('[1, 2]')
     (jl.tmp / "afile").write_text("hi")
+    (jl.tmp / "badmeta").mkdir()
+    (jl.tmp / "badmeta" / "_jetlink.json").write_text('{"kind": "stream"}')
     before = data_dir_bytes(jl.data)
     files = sorted(p.name for p in jl.data.iterdir())  # (the logs folded in: none beside)
     r = jl(*[a.format(tmp=jl.tmp) for a in args])
