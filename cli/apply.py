@@ -110,7 +110,6 @@ def apply(
     result, dry_run}.
     """
     from jetlink.core.topology import Topology, validate_topology
-    from jetlink.core.topology.apply import apply_changes
     from jetlink.core.topology.plan import plan_topology, unique_problems
 
     app = App.of(ctx)
@@ -163,6 +162,23 @@ def apply(
             output.confirm(app, f"Really update {len(removing)} object(s) removing stored "
                                 f"messages ({what})", force=force,
                            action=f"apply updates that remove stored messages ({what})")
+    report, said = _run(app, backend, plan)
+    result = report.to_json()
+
+    def human(a: App, _d: Any) -> None:
+        render_result(a, report, said=said)
+
+    app.emit({"plan": plan_doc, "result": result, "dry_run": False}, human=human)
+    if not report.ok:
+        raise typer.Exit(ExitCode.FAILED)
+
+
+def _run(app: App, backend: Any, plan: Any) -> tuple[Any, int]:
+    """The plan's changes made (core/topology/apply.py), each ``Applied:`` line printed as
+    its change is made (not with --json); Ctrl-C says how far it got and the way on. Returns
+    the report and how many Applied lines were printed."""
+    from jetlink.core.topology.apply import apply_changes
+
     made: list[Any] = []
 
     def made_one(change: Any, err: Any) -> None:
@@ -183,14 +199,7 @@ def apply(
                            f"change{'s' if total != 1 else ''}{under_way}. Run the same "
                            "apply again (--dry-run first) to see what is left.")
         raise
-    result = report.to_json()
-
-    def human(a: App, _d: Any) -> None:
-        render_result(a, report, said=len(made))
-
-    app.emit({"plan": plan_doc, "result": result, "dry_run": False}, human=human)
-    if not report.ok:
-        raise typer.Exit(ExitCode.FAILED)
+    return report, len(made)
 
 
 def export(
