@@ -36,6 +36,7 @@ from jetlink.cli.options import (
     RestUrlOption,
     rest_callback,
 )
+from jetlink.core.numbers import INT32_MAX
 
 BootstrapOpt = Annotated[
     str | None,
@@ -270,6 +271,12 @@ def kafka_mirrors(
                      help="With --create: topic configs not synced from the source.",
                      show_default=False),
     ] = None,
+    replication_factor: Annotated[
+        int | None,
+        typer.Option("--replication-factor", metavar="N", min=-INT32_MAX - 1, max=INT32_MAX,
+                     help="With --create: the mirror topic's replication factor (one broker "
+                     "here: 1).", show_default=False),
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Report what would happen; change nothing "
                            "(with --create: --validate-only).")] = False,
@@ -321,9 +328,10 @@ def kafka_mirrors(
         raise usage(f"--dry-run does not apply to {action}")
     if timeout is not None and action not in ("--promote", "--failover"):
         raise usage(f"--timeout applies to --promote and --failover, not {action}")
-    if action != "--create" and (mirror_topic or source_topic or config):
-        raise usage(f"--mirror-topic, --source-topic and --config apply to --create, not "
-                    f"{action}")
+    if action != "--create" and (mirror_topic or source_topic or config
+                                 or replication_factor is not None):
+        raise usage(f"--mirror-topic, --source-topic, --config and --replication-factor "
+                    f"apply to --create, not {action}")
     if action in ("--create", "--list") and names:
         raise usage(f"--topics does not apply to {action}"
                     + (" (use --mirror-topic)" if action == "--create" else ""))
@@ -345,7 +353,7 @@ def kafka_mirrors(
     elif action == "--create":
         mirrors.create(ctx, _need(mirror_topic, "--mirror-topic TOPIC", action), link,
                        source_topic=source_topic, config=split_pairs(config) or None,
-                       validate_only=dry_run)
+                       replication_factor=replication_factor, validate_only=dry_run)
     elif action in ("--promote", "--failover", "--pause", "--unpause"):
         verb = {"--promote": mirrors.promote, "--failover": mirrors.failover,
                 "--pause": mirrors.pause, "--unpause": mirrors.resume}[action]

@@ -18,6 +18,7 @@ from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.common import data_dir
 from jetlink.cli.options import WAIT, JsonOption, rest_callback
+from jetlink.core.numbers import INT32_MAX
 
 mirrors_app = typer.Typer(
     name="mirrors",
@@ -98,6 +99,12 @@ def create(
         typer.Option("--config", "-c", metavar="KEY=VALUE",
                      help="A topic config that is not synced from the source (repeatable)."),
     ] = None,
+    replication_factor: Annotated[
+        int | None,
+        typer.Option("--replication-factor", metavar="N", min=-INT32_MAX - 1, max=INT32_MAX,
+                     help="The mirror topic's replication factor (one broker here: 1).",
+                     show_default=False),
+    ] = None,
     validate_only: Annotated[
         bool, typer.Option("--validate-only", help="Check every condition; create nothing.")
     ] = False,
@@ -114,7 +121,8 @@ def create(
     """
     app = App.of(ctx)
     info = _mirrors(app).create(topic, link, source_topic=source_topic,
-                                configs=_configs(config), validate_only=validate_only)
+                                configs=_configs(config), validate_only=validate_only,
+                                replication_factor=replication_factor)
 
     def human(a: App, _doc: Any) -> None:
         if validate_only:

@@ -159,6 +159,12 @@ class JetlinkGroup(TyperGroup):
     # name -> module; set per app by build_app (a subclass per app).
     lazy: dict[str, str] = {}
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        for param in self.params:  # the global options: one value each (_one_value)
+            _one_value(param)
+        result: list[str] = super().parse_args(ctx, args)
+        return result
+
     def list_commands(self, ctx: Any) -> list[str]:
         eager = [n for n in super().list_commands(ctx) if n not in self.lazy]
         return [*self.lazy, *eager]
@@ -293,14 +299,48 @@ _ASCII_INT = re.compile(r"[+-]?[0-9]+")
 _DIGITS_PAST_ANY_RANGE = 40  # (uint64's largest has 20 digits)
 
 
+def _one_value(param: Any) -> None:
+    """An option that takes one value, given more than once on the command line with
+    different values, is a usage error naming the values (Click keeps the last silently:
+    ``--link L --link R`` acted on R; natscli's flag parser says a flag "cannot be
+    repeated", the Kafka tools' joptsimple finds "multiple arguments" where one was asked
+    for)."""
+    if (getattr(param, "param_type_name", "") != "option" or param.multiple or param.count
+            or param.is_flag or param.nargs != 1 or getattr(param, "_jetlink_once", False)):
+        return
+
+    def add_to_parser(parser: Any, ctx: Any, _p: Any = param) -> None:
+        parser.add_option(obj=_p, opts=_p.opts, dest=_p.name, action="append", nargs=1)
+
+    consume = param.consume_value
+
+    def consume_value(ctx: Any, opts: Any, _p: Any = param, _consume: Any = consume) -> Any:
+        given = opts.get(_p.name)
+        if isinstance(given, list):
+            if len(set(given)) > 1:  # (the same value twice says nothing else)
+                from jetlink.core.errors import clip
+
+                shown = ", ".join(clip(str(v)) for v in given)
+                raise typer.BadParameter(f"given {len(given)} times ({shown}): it takes one "
+                                         "value", ctx=ctx, param=_p)
+            opts = {**opts, _p.name: given[0]}
+        return _consume(ctx, opts)
+
+    param.add_to_parser = add_to_parser
+    param.consume_value = consume_value
+    param._jetlink_once = True
+
+
 def strict_ints(command: Any) -> Any:
     """``command`` (and the sub-commands built with it) reading its integer parameters as
     :data:`_ASCII_INT` says: anything else is the parameter type's own "is not a valid
-    integer" usage error. Each type object is wrapped once (Click shares them)."""
+    integer" usage error. Each type object is wrapped once (Click shares them). An option
+    of one value given twice is refused (:func:`_one_value`)."""
     from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
     whole_64 = ((INT64_MIN, INT64_MAX), (0, UINT64_MAX))  # int64's and uint64's ranges
     for param in getattr(command, "params", ()):
+        _one_value(param)
         ptype = param.type
         if getattr(ptype, "name", "") in ("int", "int range", "integer", "integer range") and \
                 not getattr(ptype, "_jetlink_strict", False):

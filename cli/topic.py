@@ -350,6 +350,17 @@ def rm(
         if app.json:
             output.print_json({"success": True})
         return
+    from jetlink.core.kafka.mirrors import Mirrors
+
+    again = Mirrors(data_dir(app), app.cluster, common.make_clock()).recreated_by(topic)
+    if again is not None:  # Confluent's Mirror Topics: such a delete is futile
+        link, source_topic = again
+        output.notice(app, f"jetlink: warning: link {link}'s auto-create selects source topic "
+                           f"{source_topic}, which exists: its next step creates {topic} "
+                           "again and copies its history; to delete it for good, add an "
+                           f"EXCLUDE filter for {source_topic} to the link's "
+                           "auto.create.mirror.topics.filters first (jetlink links alter "
+                           f"{link} --config ...)")
     output.confirm(app, f"Delete topic {topic}?", force=force, action=f"delete topic {topic}")
     kafka.delete_topic(topic)
     output.success(app, f"Deleted topic {topic}.")

@@ -81,6 +81,43 @@ def test_create_refusals(jl, world):
     assert "Topic 'nope' does not exist on the source cluster west" in result.stderr
 
 
+def test_create_takes_the_confluent_cli_replication_factor(jl, world):
+    """confluent kafka mirror create's --replication-factor (and kafka-mirrors --create's):
+    checked as a topic's on this one-broker cluster, before anything is created (the
+    databases' bytes: the fixture's own connection stays open)."""
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data, databases_only=True)
+    res = east(jl, "mirrors", "create", "orders", "--link", "L", "--replication-factor", "3")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: Unable to replicate the partition 3 time(s): The target replication "
+        "factor of 3 cannot be reached because only 1 broker(s) are registered. "
+        "(INVALID_REPLICATION_FACTOR 38)\n"))
+    res = jl("kafka-mirrors", "--bootstrap-server", "east:9092", "--create", "--mirror-topic",
+             "orders", "--link", "L", "--replication-factor", "0")
+    assert res.exit_code == 1 and "(INVALID_REPLICATION_FACTOR 38)" in res.stderr
+    assert data_dir_bytes(jl.data, databases_only=True) == before
+    assert ok(east(jl, "mirrors", "create", "orders", "--link", "L", "--replication-factor",
+                   "1")).stdout == "Created topic orders.\n"
+
+
+def test_a_link_given_twice_is_refused_naming_both(jl, world):
+    """--link L --link R acted on R, silently (Click keeps the last): a failover of the
+    wrong link's mirrors. One link, exactly (Confluent's "exactly one specified cluster
+    link"): a usage error naming both values, nothing done."""
+    from helpers import data_dir_bytes
+
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    before = data_dir_bytes(jl.data, databases_only=True)
+    for args in (["--cluster", "east", "mirrors", "failover", "-l", "L", "-l", "R"],
+                 ["kafka-mirrors", "--bootstrap-server", "east:9092", "--failover",
+                  "--link", "L", "--links", "R"]):
+        res = jl(*args)
+        assert res.exit_code == 2, res.output
+        assert "given 2 times (L, R): it takes one value" in res.stderr
+    assert data_dir_bytes(jl.data, databases_only=True) == before
+
+
 def test_promote_refused_with_lag_then_promoted(jl, world):
     dd, west = world
     ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
@@ -339,3 +376,27 @@ def test_replicate_follow_counts_what_the_links_copied_when_it_stops(jl, world, 
     assert r.exit_code == 130, (r.stdout, r.stderr)
     assert r.stderr.splitlines()[-1] == ("Stopped after 2 steps: 0 messages copied, 6 records "
                                          "by cluster links")
+
+
+def test_deleting_a_topic_auto_create_makes_again_warns_with_the_way_out(jl, tmp_path):
+    """Confluent's Mirror Topics: a mirror topic the link's auto-create filters select is
+    created again by the next step (its history copied again), so its delete is futile:
+    topic rm says so before it deletes, naming the EXCLUDE filter that makes it stick."""
+    ok(jl("cluster", "add", "west", "--kind", "kafka"))
+    ok(jl("cluster", "add", "east", "--kind", "kafka"))
+    ok(jl("--cluster", "west", "topic", "create", "foo"))
+    filters = tmp_path / "tf.json"
+    filters.write_text(json.dumps({"topicFilters": [
+        {"name": "*", "patternType": "LITERAL", "filterType": "INCLUDE"}]}))
+    ok(east(jl, "links", "create", "A", "--source-cluster", "west", "--config",
+            "auto.create.mirror.topics.enable=true", "--config", "cluster.link.prefix=w.",
+            "--topic-filters-json-file", str(filters)))
+    ok(jl("replicate"))
+    res = ok(east(jl, "topic", "rm", "w.foo", "-f"))
+    assert res.stderr == (
+        "jetlink: warning: link A's auto-create selects source topic foo, which exists: its "
+        "next step creates w.foo again and copies its history; to delete it for good, add an "
+        "EXCLUDE filter for foo to the link's auto.create.mirror.topics.filters first "
+        "(jetlink links alter A --config ...)\n")
+    ok(east(jl, "topic", "create", "plain"))  # no link selects it: nothing said
+    assert ok(east(jl, "topic", "rm", "plain", "-f")).stderr == ""

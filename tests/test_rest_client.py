@@ -872,6 +872,13 @@ def test_e2e_mirrors_create(world, both):
     assert local.exit_code == remote.exit_code == 1
     assert local.stderr.rsplit(" (", 1)[0] == remote.stderr.rsplit(" (", 1)[0] == \
         f"jetlink: error: Topic 'nope' does not exist on the source cluster {w.west} of link 'L'"
+    # --replication-factor goes in the request's body (replication_factor), which the
+    # server checks as a topic's
+    local, remote = both(w, "mirrors", "create", "orders", "--link", "L",
+                         "--replication-factor", "3")
+    assert local.exit_code == remote.exit_code == 1
+    assert ("The target replication factor of 3 cannot be reached because only 1 broker(s) "
+            "are registered.") in remote.stderr
 
 
 def test_e2e_mirrors_ls_and_describe(world, both):

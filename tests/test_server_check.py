@@ -615,7 +615,7 @@ def test_a_stale_mirror_lag_is_marked_in_every_format(jl):
     # the origin's error alone (its consumer could not be set up) makes it stale at once
     ok(jl("cluster", "up", "west"))
     ok(jl("--cluster", "west", "pub", "orders.a", "4"))  # the step catches the mirror up
-    fresh = jl(*args, "--lag-critical", "5")
+    fresh = jl(*args[:-2], "--lag-critical", "5")
     assert (fresh.exit_code, fresh.stdout) == (0, (
         "OK BACKUP OK:0 sources OK:0 sources current OK:0 sources active OK:Mirror ORDERS "
         "| sources=0 sources_lagged=0 sources_inactive=0 lag=0;;5 active=0.0000s\n"))

@@ -383,13 +383,17 @@ class RestClient:
         source_topic_name: str,
         mirror_topic_name: str | None = None,
         configs: Mapping[str, str] | None = None,
+        replication_factor: int | None = None,
     ) -> Any:
         """POST /links/{link}/mirrors with ``{source_topic_name, mirror_topic_name,
-        configs}`` (createKafkaMirrorTopic): the answer's document, if any. The operation
-        declares no query parameter: there is no validate-only form of it."""
+        configs, replication_factor}`` (createKafkaMirrorTopic): the answer's document, if
+        any. The operation declares no query parameter: there is no validate-only form of
+        it."""
         body: dict[str, Any] = {"source_topic_name": source_topic_name}
         if mirror_topic_name is not None:
             body["mirror_topic_name"] = mirror_topic_name
+        if replication_factor is not None:
+            body["replication_factor"] = replication_factor
         if configs:
             body["configs"] = [{"name": k, "value": v} for k, v in configs.items()]
         return self.request("POST", f"/links/{_seg(link)}/mirrors", body=body)

@@ -410,8 +410,8 @@ class RestMirrors:
     # -- create / read ---------------------------------------------------------------------
 
     def create(self, topic: str, link: str, *, source_topic: str | None = None,
-               configs: Mapping[str, str] | None = None, validate_only: bool = False
-               ) -> MirrorInfo:
+               configs: Mapping[str, str] | None = None, validate_only: bool = False,
+               replication_factor: int | None = None) -> MirrorInfo:
         if validate_only:
             raise UsageError(
                 "mirrors create --validate-only cannot be sent to a REST API: "
@@ -421,7 +421,8 @@ class RestMirrors:
         if source_topic is None:
             prefix = RemoteConfig(self.client.link_configs(link)).prefix
             source_topic = mirror_source_topic(topic, prefix)
-        doc = self.client.create_mirror(link, source_topic, topic, dict(configs or {}))
+        doc = self.client.create_mirror(link, source_topic, topic, dict(configs or {}),
+                                        replication_factor=replication_factor)
         if isinstance(doc, Mapping) and doc.get("mirror_topic_name") == topic:
             return mirror_info(doc)
         return mirror_info(self.client.get_mirror(link, topic))

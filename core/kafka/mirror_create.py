@@ -54,11 +54,17 @@ def active_destination(m: MirrorState, link: str, where: str, why_active: str) -
 
 def create(m: MirrorState, topic: str, link: str, *, source_topic: str | None = None,
            configs: dict[str, str] | None = None, validate_only: bool = False,
-           auto_created: bool = False, paused: bool = False) -> MirrorInfo:
+           auto_created: bool = False, paused: bool = False,
+           replication_factor: int | None = None) -> MirrorInfo:
     """A new mirror topic (every creation condition of Confluent's Mirror Topics
     documentation). ``paused``: the mirror is born paused (the pump copies nothing into
     it until it is resumed; the bulk copy
-    creates its mirror so, :meth:`bulk_begin`)."""
+    creates its mirror so, :meth:`bulk_begin`). ``replication_factor``: the mirror topic's,
+    checked as a topic's (one broker here: 1, or -1 for the default)."""
+    if replication_factor is not None:
+        from .topic_admin import check_replication_factor
+
+        check_replication_factor(replication_factor)
     info = active_destination(  # exactly one link, stored in this cluster
         m, link, "mirror topics are created on a link's destination cluster",
         "mirror topics can only be created on an active link")
@@ -141,3 +147,24 @@ def auto_create(m: MirrorState, li: Any, src: Any) -> list[str]:
         except KafkaError:
             continue
     return made
+
+
+def recreated_by(m: MirrorState, topic: str) -> tuple[str, str] | None:
+    """``(link, source topic)`` of a link in this cluster whose auto-create would make
+    ``topic`` again at its next step (its topic filters select the source topic, which
+    exists; Confluent's Mirror Topics: deleting such a mirror topic is futile, an EXCLUDE
+    filter for it is the way), else None. A source that does not answer decides nothing."""
+    from .links import filter_selects, topic_filters
+
+    for li in m.links.list(with_topics=False):
+        cfg = li.config
+        if not cfg.auto_create_enable or not topic.startswith(cfg.prefix):
+            continue
+        source_topic = topic[len(cfg.prefix):]
+        filters = topic_filters(li.configs)
+        if not filters or not filter_selects(filters, source_topic):
+            continue
+        _info, src = m._source(li.name)
+        if src is not None and src.has_topic(source_topic):
+            return li.name, source_topic
+    return None

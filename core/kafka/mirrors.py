@@ -155,6 +155,7 @@ class Mirrors(MirrorState):
 
     # -- creation (mirror_create) ----------------------------------------------------------
     create = mirror_create.create
+    recreated_by = mirror_create.recreated_by
 
     # -- pause / resume, promote / failover, failing back (mirror_promote) ------------------
     pause = mirror_promote.pause
