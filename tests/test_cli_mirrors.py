@@ -400,3 +400,17 @@ def test_deleting_a_topic_auto_create_makes_again_warns_with_the_way_out(jl, tmp
         "(jetlink links alter A --config ...)\n")
     ok(east(jl, "topic", "create", "plain"))  # no link selects it: nothing said
     assert ok(east(jl, "topic", "rm", "plain", "-f")).stderr == ""
+
+
+def test_promote_of_a_paused_lagging_mirror_says_to_resume_it(jl, world):
+    """A paused mirror copies nothing: "wait for it to catch up" would wait forever, so the
+    refusal says to resume it first."""
+    _dd, west = world
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(jl("replicate"))
+    ok(east(jl, "mirrors", "pause", "orders", "--link", "L"))
+    west.produce("orders", [(None, b"late")], partition=0)
+    res = east(jl, "mirrors", "promote", "orders", "--link", "L", "--dry-run")
+    assert ("Topic 'orders' can not be promoted: it has mirroring lag (partition 0: 1); it "
+            "is paused: resume it (jetlink mirrors resume orders --link L) and let it catch "
+            "up, or use failover") in res.stdout + res.stderr, res.output

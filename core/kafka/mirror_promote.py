@@ -205,8 +205,12 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
     lagging = [p for p in info.mirror_lags if p.lag > 0]
     if lagging:
         parts = ", ".join(f"partition {p.partition}: {p.lag}" for p in lagging)
+        # a paused mirror copies nothing: waiting never catches it up
+        wait = (f"it is paused: resume it (jetlink mirrors resume {name} --link {li.name}) "
+                "and let it catch up" if info.mirror_status == PAUSED
+                else "wait for it to catch up")
         return (f"Topic '{name}' can not be promoted: it has mirroring lag ({parts}); "
-                "wait for it to catch up, or use failover")
+                f"{wait}, or use failover")
     try:
         scfg = src.describe_topic(row[2])
     except KafkaError:
