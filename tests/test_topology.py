@@ -1221,3 +1221,11 @@ def test_a_value_the_codec_refuses_is_quoted_as_the_file_wrote_it(tmp_path, body
     (problem,) = run(tmp_path, f'[streams.A]\nsubjects = ["a.>"]\n{body}\n')
     assert (problem.field, problem.err_code, problem.description, problem.detail) == (
         field, 10025, description, detail)
+
+
+def test_a_cluster_of_another_type_is_one_problem(tmp_path):
+    """cluster = 5 is refused as no string; it is not also looked up as a cluster "5" that
+    no file declares."""
+    problems = run(tmp_path, '[clusters.west]\n[streams.A]\ncluster = 5\nsubjects = ["a.>"]\n')
+    assert [(p.field, p.description) for p in problems] == [
+        ("cluster", "cluster must be a string (a cluster name)")]

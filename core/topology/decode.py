@@ -164,7 +164,9 @@ def _format_of(path: str, text: str) -> str:
 def _cluster_of(body: Any) -> tuple[str, bool]:
     if isinstance(body, dict) and "cluster" in body:
         value = body["cluster"]
-        return (value if isinstance(value, str) else repr(value)), True
+        if not isinstance(value, str):  # refused as no string (decode): no name to look up
+            return repr(value), False
+        return value, True
     return DEFAULT_CLUSTER, False
 
 
