@@ -80,6 +80,16 @@ def test_mirror_with_subjects(files):
     assert human.stderr.endswith(" problem in 1 file, 1 warning\n")
 
 
+def test_a_file_named_twice_is_read_once(files, tmp_path):
+    """validate a.toml a.toml (or the same file spelt two ways): its stream is no duplicate
+    of itself."""
+    path = files("a.toml", '[streams.B]\nsubjects = ["b.>"]\n')
+    again = str(tmp_path / "." / "a.toml")
+    result = jetlink("validate", "-j", path, again)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["problems"] == []
+
+
 def test_missing_file_is_a_problem_not_a_crash(tmp_path):
     path = str(tmp_path / "nope.toml")
     result = jetlink("validate", "-j", path)

@@ -590,9 +590,18 @@ def _as_written(field: str, dropped: dict[str, list[int]]) -> str:
 
 
 def load_files(paths: Iterable[str]) -> Topology:
-    """Read several files into ONE Topology (objects of all files reference each other)."""
+    """Read several files into ONE Topology (objects of all files reference each other); a
+    file named twice (the same file, however spelt) is read once: its objects are no
+    duplicates of themselves."""
+    import os
+
     topo = Topology()
+    seen: set[str] = set()
     for path in paths:
+        key = os.path.realpath(str(path)) if os.path.isfile(str(path)) else str(path)
+        if key in seen:
+            continue
+        seen.add(key)
         topo.add_file(str(path))
     return topo
 
