@@ -215,9 +215,12 @@ def test_refusals(jl, pair, tmp_path):
     res = jl("spark", "verify", "O", f"parquet:{tmp_path / 'nothing'}")
     assert res.exit_code == 1
     assert "no such dataset" in res.stderr
-    res = jl("spark", "verify", "O", "NOPE", "-j")
-    assert res.exit_code == 1
-    assert "NOPE" in res.stdout and json.loads(res.stdout)
+    res = jl("spark", "verify", "O", "NOPE", "-j")  # the server's document, as stream info's
+    assert (res.exit_code, json.loads(res.stdout)) == (1, {"error": {
+        "code": 404, "err_code": 10059, "description": "stream not found"}})
+    res = jl("spark", "verify", "O", "NOPE")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: stream not found (10059): store:local/NOPE\n")
     res = jl("spark", "verify", "O", "M", "--limit", "-1")
     assert res.exit_code == 2
     res = jl("spark", "verify", "O", "M", "--limit", str(2**31))  # (Spark's limit: an Int)
