@@ -99,8 +99,10 @@ def open_backend(app: App, *, reads: bool | None = None) -> Backend:
                                          or (reads_only(app.ctx) if reads is None else reads)
                                          or changes_nothing(app)),
                      # a dry run ends without the post-write step: whatever it touched (a
-                     # temporary table, a transaction rolled back) is no write to follow up
-                     step=lambda: not dry_run(app),
+                     # temporary table, a transaction rolled back) is no write to follow up;
+                     # nor does a verb that only reads (a schema brought up to date on
+                     # opening is no write of its: it never copies while it reads)
+                     step=lambda: not (dry_run(app) or only_reads(app.ctx)),
                      on_step_error=lambda err: notice_step_error(app, err),
                      on_connect=lambda: _data_dir_unused(app))
 
@@ -202,6 +204,17 @@ def reads_only(ctx: Any) -> bool:
             or ctx.info_name in EXISTING_VERBS
             or (parent is not None and (parent.info_name in READ_GROUPS
                                         or (parent.info_name, ctx.info_name) in EXISTING_IN)))
+
+
+def only_reads(ctx: Any) -> bool:
+    """Whether the command of ``ctx`` is one that only reads (:data:`READ_VERBS`,
+    :data:`READ_GROUPS`): unlike :func:`reads_only`, copies and changes of existing objects
+    are no reads here."""
+    if ctx is None:
+        return False
+    parent = ctx.parent
+    return ctx.info_name in READ_VERBS or (parent is not None
+                                            and parent.info_name in READ_GROUPS)
 
 
 def dry_run(app: App) -> bool:

@@ -290,6 +290,24 @@ def test_reads_do_not_replicate_writes_do(jl):
     assert state(jl, "BACKUP")["messages"] == 3
 
 
+def test_a_read_verb_that_writes_on_the_way_still_copies_nothing(jl, monkeypatch):
+    """A verb that only reads ends without the replication step even when its data
+    directory saw a write on the way (a schema brought up to date on opening, an expiry):
+    a `stream info` polled while `replicate --follow` copies must never copy beside it."""
+    from jetlink.core.store.datadir import DataDir
+
+    west_orders(jl)
+    backup(jl)
+    jl.js("west").publish("orders.new", b"backlog")  # core API: no replication step
+    monkeypatch.setattr(DataDir, "wrote", lambda self: True)
+    for args in (("stream", "info", "BACKUP"), ("--cluster", "west", "stream", "ls"),
+                 ("kv", "ls")):
+        ok(jl(*args))
+    assert state(jl, "BACKUP")["messages"] == 0
+    ok(jl("stream", "add", "OTHER", "--subjects", "other", "--defaults"))  # a write: it steps
+    assert state(jl, "BACKUP")["messages"] == 1
+
+
 def test_the_step_is_bounded(jl, monkeypatch):
     monkeypatch.setattr("jetlink.core.step.STEP_MAX_MSGS", 2)
     west_orders(jl)
