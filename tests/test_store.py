@@ -383,6 +383,27 @@ def test_checkpoints_aside_copy_the_log_on_another_thread_and_wait_for_it(tmp_pa
     dd.close()
 
 
+def test_an_interrupt_while_the_checkpointer_starts_is_the_interrupt(tmp_path, monkeypatch):
+    """Ctrl-C inside the checkpointer thread's start (``replicate --follow`` stopped at
+    that instant): the block ends with the KeyboardInterrupt, not with "cannot join thread
+    before it is started" and a traceback."""
+    import threading
+
+    dd = DataDir(tmp_path / "d")
+    cl = dd.open("local")
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        with cl.checkpoints_aside() as cp:
+            monkeypatch.setattr(threading.Thread, "start", interrupted)
+            cp.request()
+    monkeypatch.undo()
+    assert cl.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    dd.close()
+
+
 def test_checkpoints_aside_without_a_request_start_no_thread(tmp_path):
     import threading
 

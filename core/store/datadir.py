@@ -829,9 +829,10 @@ class Checkpointer:
         self.requests += 1
         if self._thread is None:
             self._wake = threading.Event()
-            self._thread = threading.Thread(target=self._run, name="jetlink-checkpoint",
-                                            daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._run, name="jetlink-checkpoint",
+                                      daemon=True)
+            thread.start()  # (a Ctrl-C inside: no thread recorded, :meth:`finish` joins none)
+            self._thread = thread
         self._wake.set()
 
     def _run(self) -> None:
@@ -852,12 +853,12 @@ class Checkpointer:
                 conn.close()
 
     def finish(self) -> None:
-        if self._thread is None:
+        thread, self._thread = self._thread, None
+        if thread is None:
             return
         self._stop = True
         self._wake.set()
-        self._thread.join()
-        self._thread = None
+        thread.join()
 
 
 class _Absent(Cluster):
