@@ -110,8 +110,8 @@ HistoryOption = Annotated[
         metavar="N",
         min=1,
         max=64,
-        help="How many historic values to keep per key, 1..64 (default 1; a KV mirror keeps "
-        "what its origin sends).",
+        help="How many historic values to keep per key, 1..64 (default 1, a KV mirror's "
+        "too: it keeps this many of what its origin sends).",
     ),
 ]
 TtlOption = Annotated[
