@@ -835,8 +835,11 @@ def _global_moved_forward(command: Any, args: list[str], exc: Any) -> list[str] 
             return [args[i], *args[:i], *args[i + 1:]]
         if args[i] == flag:
             if takes_value:
-                if i + 1 >= len(args):  # its value missing: moved alone, the root parser
-                    return [args[i], *args[:i]]  # then says it took the command's name
+                if i + 1 >= len(args):  # the last word, its value missing: said as such
+                    from jetlink.core.errors import UsageError
+
+                    raise UsageError(f"{flag} was given without its value: give it one "
+                                     f"({PROG} {' '.join(args[:i])} {flag} VALUE)")
                 return [args[i], args[i + 1], *args[:i], *args[i + 2:]]
             return [args[i], *args[:i], *args[i + 1:]]
     return None

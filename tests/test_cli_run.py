@@ -85,9 +85,9 @@ def test_a_global_option_after_the_command_acts_as_before_it(capsys, tmp_path, a
     assert code == 2 and "global option" not in err
     # a global option without its value: said to have none (not sent before the command)
     code, out, err = call(capsys, "stream", "ls", "--cluster")
-    assert (code, err.splitlines()[0]) == (2, "jetlink: error: --cluster took 'stream' as its "
-                                              "value: give it one (jetlink --cluster VALUE "
-                                              "stream ...)")
+    assert (code, err.splitlines()[0]) == (2, "jetlink: error: --cluster was given without "
+                                              "its value: give it one (jetlink stream ls "
+                                              "--cluster VALUE)")
     # -j before the command (every command takes it, the root does not): moved after it
     code, out, err = call(capsys, "--data-dir", d, "--cluster", "west", "-j", "stream", "ls")
     assert (code, out, err) == call(capsys, "--data-dir", d, "--cluster", "west", "stream",
@@ -454,6 +454,16 @@ def test_a_global_option_that_took_the_command_as_its_value_says_so(capsys, flag
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == (f"jetlink: error: {flag} took {command!r} as its value: "
                                    f"give it one (jetlink {flag} VALUE {command} ...)")
+
+
+@pytest.mark.parametrize("flag", ["--cluster", "--context", "-s"])
+def test_a_global_option_last_without_its_value_says_so(capsys, flag):
+    """`jetlink stream ls --cluster` (the value forgotten at the end of the line): said as
+    that, not as the option having taken the command's name."""
+    code, out, err = call(capsys, "stream", "ls", flag)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == (f"jetlink: error: {flag} was given without its value: "
+                                   f"give it one (jetlink stream ls {flag} VALUE)")
 
 
 def test_republish_headers_without_a_republish_is_refused(capsys, tmp_path):
