@@ -743,11 +743,15 @@ def _pump_target(dd: DataDir, clock: Clock, cl: Cluster, name: str, max_msgs: in
             if all(v is not None and v <= 0 for v in budget.values()):
                 break
             before = {id(a): _counted(a) for a in plans}
-            moved = _step(js, name, plans, budget, bulk, batch)
-            for k, a in zip(kept, plans, strict=False):
-                r = a.report
-                assert r is not None, "every agreement was given its report above"
-                k.copied, k.skipped, k.seq = r.copied, r.skipped, r.seq
+
+            def record() -> None:  # what the transaction committed, into ``committed``
+                for k, a in zip(kept, plans, strict=False):
+                    r = a.report
+                    assert r is not None, "every agreement was given its report above"
+                    k.copied, k.skipped, k.seq = r.copied, r.skipped, r.seq
+
+            moved = _step(js, name, plans, budget, bulk, batch, on_commit=record)
+            record()
             step_moved = 0
             for a in plans:
                 n = _counted(a) - before[id(a)]
@@ -910,9 +914,12 @@ def _limits(plans: list[_Agreement], budget: dict[int, int | None], step: int
 
 
 def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | None],
-          bulk: bool, batch: int | None) -> bool:
+          bulk: bool, batch: int | None,
+          on_commit: Callable[[], None] | None = None) -> bool:
     """ONE transaction of the target: read what is pending at each origin, store it, move the
-    cursors. Returns whether anything moved."""
+    cursors. Returns whether anything moved. ``on_commit``: called right after the SQL
+    path's COMMIT, with an interrupt held until it has run (a Ctrl-C landing just after the
+    COMMIT would otherwise leave a committed transaction uncounted)."""
     tconn = js.cluster.conn
     sql_a = None
     if bulk and len(plans) == 1 and _worth_sql(tconn, name, plans[0]):
@@ -939,8 +946,13 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
         try:
             tconn.execute("DELETE FROM main.meta WHERE 0")
             moved = _transaction(js, name, plans, budget, batch, sql_a)
-            tconn.execute("COMMIT")
-            js.cluster.committed()
+            from .interrupts import interrupt_deferred
+
+            with interrupt_deferred():  # (raised at the end of the block, once counted)
+                tconn.execute("COMMIT")
+                js.cluster.committed()
+                if on_commit is not None:
+                    on_commit()
             return moved
         except BaseException as exc:
             if tconn.in_transaction:

@@ -1121,3 +1121,36 @@ def test_split_catch_up_of_a_filtered_mirror_whose_parts_select_nothing(tmp_path
         snaps.append(_snapshot(js, "M"))
         w.dd.close()
     assert snaps[0] == snaps[1]
+
+
+def test_an_interrupt_just_after_a_commit_is_counted_as_committed(tmp_path, monkeypatch):
+    """Ctrl-C landing right after the SQL path's COMMIT (``replicate --follow`` stopped
+    then): the step's ``committed`` reports count that transaction, as the target stores it
+    (it was left out: 'copied' fell short of what was stored by one transaction)."""
+    import os
+    import signal
+
+    from jetlink.core.store.datadir import Cluster
+
+    w = World(tmp_path / "data", bulk=True)
+    w.js().add_stream({"name": "O", "subjects": ["o.>"]})
+    w.js().publish_batch([("o.x", b"m", None)] * 50)
+    w.js("west").add_stream(mirror("M", external={"api": "$JS.local.API"}))
+    real = Cluster.committed
+    fired = []
+
+    def commit_then_sigint(self):
+        real(self)
+        if self.name == "west" and not fired and self.conn.execute(
+                "SELECT last_seq FROM streams WHERE name = 'M'").fetchone()[0]:
+            fired.append(True)  # the copy's COMMIT (not a schema's)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(Cluster, "committed", commit_then_sigint)
+    committed: list = []
+    with pytest.raises(KeyboardInterrupt):
+        R.pump(w.dd, w.clock, committed=committed)
+    assert fired
+    stored = w.js("west").stream_info("M").state.messages
+    assert stored == 50 and sum(r.copied for r in committed) == stored
+    w.dd.close()
