@@ -200,10 +200,8 @@ def reads_only(ctx: Any) -> bool:
     if ctx is None:
         return False
     parent = ctx.parent
-    return (ctx.info_name in READ_VERBS or ctx.info_name in COPY_VERBS
-            or ctx.info_name in EXISTING_VERBS
-            or (parent is not None and (parent.info_name in READ_GROUPS
-                                        or (parent.info_name, ctx.info_name) in EXISTING_IN)))
+    return (only_reads(ctx) or ctx.info_name in COPY_VERBS or ctx.info_name in EXISTING_VERBS
+            or (parent is not None and (parent.info_name, ctx.info_name) in EXISTING_IN))
 
 
 def only_reads(ctx: Any) -> bool:

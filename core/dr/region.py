@@ -777,8 +777,9 @@ def _plan_facts(backend: Backend, objects: list[RegionObject], infos: dict[str, 
                 topology: Any, clock: Clock, dd: Any, options: dict[str, Any]) -> None:
     """Each object's dry run as ``dr check`` reads it: its facts and grade (``options``:
     the run's, ``no_consumers`` among them)."""
-    no_consumers = bool(options.get("no_consumers"))
     from .readiness import _OnceSite, _Records, check_nats_mirror, check_topics
+
+    no_consumers = bool(options.get("no_consumers"))
 
     sites: dict[str | None, Any] = {}
     records: dict[str | None, Any] = {}

@@ -132,16 +132,8 @@ def _index(topo: Topology, add) -> None:
                 if len(held) == 1 and next(iter(held)).startswith("<"):
                     # no file declares a cluster: those listed are the target's (a plan
                     # over a data directory or servers, core/topology/plan.py)
-                    label = next(iter(held))
-                    place = ("the data directory" if label == "<data directory>"
-                             else label.strip("<>"))
-                    add(obj, Problem(
-                        obj.file, obj.label, "cluster", 0,
-                        f'cluster "{obj.cluster}" does not exist in {place} (its '
-                        f'clusters: {", ".join(sorted(declared))}'
-                        + (f"; {hint}" if hint else "") + "): declare it under [clusters] "
-                        f"(apply creates it) or create it first (jetlink cluster add "
-                        f"{obj.cluster})"))
+                    add(obj, missing_cluster(obj, next(iter(held)), sorted(declared), hint,
+                                             listed=True))
                 else:
                     add(obj, Problem(
                         obj.file, obj.label, "cluster", 0,
@@ -189,6 +181,20 @@ def _index(topo: Topology, add) -> None:
 
 _KAFKA_WORDS = {"topic": "topic", "link": "cluster link", "mirror_topic": "mirror topic",
                 "acl": "ACL"}
+
+
+def missing_cluster(obj: TopologyObject, label: str, known: list[str], hint: str | None,
+                    *, listed: bool) -> Problem:
+    """The cluster ``obj`` names is not in the target ``label`` (a planner's label: ``<data
+    directory>`` or the servers' URLs) and no file declares it: the two ways on
+    (``listed``: the target's clusters ``known`` named beside the closest one)."""
+    place = "the data directory" if label == "<data directory>" else label.strip("<>")
+    said = ([f"its clusters: {', '.join(known)}"] if listed else []) + ([hint] if hint else [])
+    return Problem(obj.file, obj.label, "cluster", 0,
+                   f'cluster "{obj.cluster}" does not exist in {place}'
+                   + (f" ({'; '.join(said)})" if said else "") + ": declare it under "
+                   f"[clusters] (apply creates it) or create it first (jetlink cluster add "
+                   f"{obj.cluster})")
 
 
 def _binding_text(cluster: TopologyCluster) -> str:

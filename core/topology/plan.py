@@ -26,7 +26,7 @@ from typing import Any
 
 from ..dr.fencing import fenced_subjects, with_fence, with_promotion
 from ..errors import JetlinkError
-from .checks import validate_topology
+from .checks import missing_cluster, validate_topology
 from .export import kv_table_defaults, object_table, stream_table, stream_table_defaults
 from .load import Topology
 from .model import AUTHORIZER_KEYS, Problem, TopologyObject
@@ -371,18 +371,9 @@ def _implicit_clusters_missing(desired: Topology, known: set[str], label: str
     from .model import DEFAULT_CLUSTER
 
     known = known | {DEFAULT_CLUSTER}
-    place = "the data directory" if label == "<data directory>" else label.strip("<>")
-    out = []
-    for obj in desired.objects:
-        if obj.cluster in known:
-            continue
-        hint = did_you_mean(obj.cluster, sorted(known))
-        out.append(Problem(
-            obj.file, obj.label, "cluster", 0,
-            f'cluster "{obj.cluster}" does not exist in {place}'
-            + (f" ({hint})" if hint else "") + f": declare it under [clusters] (apply creates "
-            f"it) or create it first (jetlink cluster add {obj.cluster})"))
-    return out
+    return [missing_cluster(obj, label, sorted(known), did_you_mean(obj.cluster, sorted(known)),
+                            listed=False)
+            for obj in desired.objects if obj.cluster not in known]
 
 
 def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> Plan:
