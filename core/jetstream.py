@@ -21,7 +21,7 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
@@ -161,9 +161,12 @@ class JetStream:
 
     # --- transactions ---------------------------------------------------------------------
     @contextlib.contextmanager
-    def write(self, *, expire: bool = True) -> Iterator[S.Txn]:
-        """One write transaction with the engine's view (expiry applied first)."""
-        with self.cluster.transaction() as conn:
+    def write(self, *, expire: bool = True,
+              on_commit: Callable[[], None] | None = None) -> Iterator[S.Txn]:
+        """One write transaction with the engine's view (expiry applied first);
+        ``on_commit`` as the data directory's transaction's (run once it has committed,
+        SIGINT held between the two)."""
+        with self.cluster.transaction(on_commit) as conn:
             catalog = S.Catalog.load(conn, self.cluster.cache)
             txn = S.Txn(conn, self.clock.now_ns(), catalog, self.hooks)
             if expire:

@@ -917,9 +917,9 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
           bulk: bool, batch: int | None,
           on_commit: Callable[[], None] | None = None) -> bool:
     """ONE transaction of the target: read what is pending at each origin, store it, move the
-    cursors. Returns whether anything moved. ``on_commit``: called right after the SQL
-    path's COMMIT, with an interrupt held until it has run (a Ctrl-C landing just after the
-    COMMIT would otherwise leave a committed transaction uncounted)."""
+    cursors. Returns whether anything moved. ``on_commit``: called right after the
+    COMMIT (either path's), with an interrupt held until it has run (a Ctrl-C landing just
+    after the COMMIT would otherwise leave a committed transaction uncounted)."""
     tconn = js.cluster.conn
     sql_a = None
     if bulk and len(plans) == 1 and _worth_sql(tconn, name, plans[0]):
@@ -938,7 +938,7 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
     gc.disable()
     try:
         if sql_a is None:
-            return _transaction(js, name, plans, budget, batch, None)
+            return _transaction(js, name, plans, budget, batch, None, on_commit)
         # BEGIN IMMEDIATE would take the write lock of every attached database too: take
         # the target's alone (a write statement that changes nothing), then join it.
         js.cluster.check_writable()
@@ -997,8 +997,9 @@ def _worth_sql(tconn: sqlite3.Connection, name: str, a: _Agreement) -> bool:
 
 
 def _transaction(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | None],
-                 batch: int | None, sql_a: _Agreement | None) -> bool:
-    with js.write() as txn:
+                 batch: int | None, sql_a: _Agreement | None,
+                 on_commit: Callable[[], None] | None = None) -> bool:
+    with js.write(on_commit=on_commit) as txn:
         d = txn.catalog.by_name.get(name)
         if d is None or [(k, iname_of(s)) for k, s in agreements_of(d.cfg)] != [
                 (a.kind, a.iname) for a in plans]:

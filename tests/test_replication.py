@@ -1123,16 +1123,18 @@ def test_split_catch_up_of_a_filtered_mirror_whose_parts_select_nothing(tmp_path
     assert snaps[0] == snaps[1]
 
 
-def test_an_interrupt_just_after_a_commit_is_counted_as_committed(tmp_path, monkeypatch):
-    """Ctrl-C landing right after the SQL path's COMMIT (``replicate --follow`` stopped
-    then): the step's ``committed`` reports count that transaction, as the target stores it
-    (it was left out: 'copied' fell short of what was stored by one transaction)."""
+@pytest.mark.parametrize("bulk", [True, False], ids=["sql path", "per-message path"])
+def test_an_interrupt_just_after_a_commit_is_counted_as_committed(tmp_path, monkeypatch, bulk):
+    """Ctrl-C landing right after a step's COMMIT (``replicate --follow`` stopped then), on
+    either path: the step's ``committed`` reports count that transaction, as the target
+    stores it (it was left out: 'copied' fell short of what was stored by one
+    transaction)."""
     import os
     import signal
 
     from jetlink.core.store.datadir import Cluster
 
-    w = World(tmp_path / "data", bulk=True)
+    w = World(tmp_path / "data", bulk=bulk)
     w.js().add_stream({"name": "O", "subjects": ["o.>"]})
     w.js().publish_batch([("o.x", b"m", None)] * 50)
     w.js("west").add_stream(mirror("M", external={"api": "$JS.local.API"}))
@@ -1149,7 +1151,7 @@ def test_an_interrupt_just_after_a_commit_is_counted_as_committed(tmp_path, monk
     monkeypatch.setattr(Cluster, "committed", commit_then_sigint)
     committed: list = []
     with pytest.raises(KeyboardInterrupt):
-        R.pump(w.dd, w.clock, committed=committed)
+        R.pump(w.dd, w.clock, bulk=bulk, committed=committed)
     assert fired
     stored = w.js("west").stream_info("M").state.messages
     assert stored == 50 and sum(r.copied for r in committed) == stored

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JetlinkError, NotFoundError, UsageError, not_found, quoted
+from ..interrupts import interrupt_deferred
 from ..limits import CLUSTER_NAME_RE
 from .health import (
     HEAD_LOCK,
@@ -649,19 +650,25 @@ class Cluster:
         self.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (``BEGIN IMMEDIATE``); nested calls join the outer one."""
+    def transaction(self, on_commit: Callable[[], None] | None = None
+                    ) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE``); nested calls join the outer one (and
+        leave ``on_commit`` to it). ``on_commit``: called right after the COMMIT, with
+        SIGINT held from the COMMIT until it has run (what records a committed change is
+        never cut off from it by a Ctrl-C between the two)."""
         outer, self._in_write = self._in_write, True
         try:
-            with self._transaction() as conn:
+            with self._transaction(on_commit) as conn:
                 yield conn
         finally:
             self._in_write = outer
 
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, on_commit: Callable[[], None] | None
+                     ) -> Iterator[sqlite3.Connection]:
         conn = self.conn
         if conn.in_transaction:
+            assert on_commit is None, "a joined transaction is committed by the outer one"
             yield conn
             return
         self.check_writable()
@@ -676,9 +683,12 @@ class Cluster:
                     conn.execute("ROLLBACK")
                 raise
             else:
-                conn.execute("COMMIT")
-                if conn.total_changes != changes:  # (one that changed nothing wrote nothing)
-                    self.committed()
+                with interrupt_deferred() if on_commit is not None else contextlib.nullcontext():
+                    conn.execute("COMMIT")
+                    if conn.total_changes != changes:  # (one that changed nothing wrote
+                        self.committed()  # nothing)
+                    if on_commit is not None:
+                        on_commit()
         except sqlite3.Error as err:
             if storage_error(err, self.name, self.path) is None:
                 raise
@@ -933,12 +943,14 @@ class _Absent(Cluster):
         self._schema_rows += conn.total_changes - before
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self, on_commit: Callable[[], None] | None = None
+                    ) -> Iterator[sqlite3.Connection]:
         """A write transaction in memory; when it commits a change, the cluster's file is
         made from this database and this object is that cluster from then on. (When the
-        file is there already, the transaction runs in it.)"""
+        file is there already, the transaction runs in it.) ``on_commit`` as
+        :meth:`Cluster.transaction`'s (here once the file is made)."""
         if self._became():
-            with self.transaction() as joined:
+            with self.transaction(on_commit) as joined:
                 yield joined
             return
         conn = self._memory()
@@ -946,6 +958,7 @@ class _Absent(Cluster):
             # joining: only this object's own write transaction (a write inside a read()
             # would be committed by the read, in memory, and never make the file)
             assert self._writing, "a write inside a read() of a default cluster not made yet"
+            assert on_commit is None, "a joined transaction is committed by the outer one"
             yield conn
             return
         changes, schema_rows = conn.total_changes, self._schema_rows
@@ -959,6 +972,12 @@ class _Absent(Cluster):
             raise
         finally:
             self._writing = False
+        with interrupt_deferred() if on_commit is not None else contextlib.nullcontext():
+            self._commit(conn, changes, schema_rows)
+            if on_commit is not None:
+                on_commit()
+
+    def _commit(self, conn: sqlite3.Connection, changes: int, schema_rows: int) -> None:
         conn.execute("COMMIT")
         made = conn.total_changes - changes - (self._schema_rows - schema_rows)
         if not made:
