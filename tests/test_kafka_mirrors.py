@@ -136,6 +136,31 @@ def test_states_pause_unavailable_and_failed(world):
                                                              "SOURCE_TOPIC_MAY_BE_DELETED")
 
 
+def test_a_paused_mirror_keeps_the_source_end_it_saw_once_the_source_is_down(world):
+    """A PAUSED mirror copies nothing, but each link step records its source partitions'
+    ends: with the source down its lag is the last end seen (it read 0, the end at the
+    last fetch, before the records produced while paused), and the fetch stays the last
+    fetch's."""
+    dd, clock, west, _east = world
+    west.create_topic("orders", 2)
+    produce(west, "orders", 4, partition=0)
+    m = link(dd, clock)
+    m.create("orders", "L")
+    pump_links(dd, clock)
+    m.pause(["orders"], "L")
+    produce(west, "orders", 3, partition=1)
+    pump_links(dd, clock)
+    ends = [(p.partition, p.source_hw, p.last_source_fetch_offset, p.lag)
+            for p in m.describe("orders", "L").mirror_lags]
+    assert ends == [(0, 4, 4, 0), (1, 3, 0, 3)]
+    dd.set_down("west", True)
+    info = m.describe("orders", "L")
+    assert info.mirror_status == PAUSED
+    assert [(p.partition, p.source_hw, p.lag) for p in info.mirror_lags] == [(0, 4, 0),
+                                                                           (1, 3, 3)]
+    assert info.max_per_partition_mirror_lag == 3
+
+
 def test_partitions_added_on_the_source_are_added(world):
     dd, clock, west, east = world
     west.create_topic("orders", 1)

@@ -273,6 +273,30 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
     return copied
 
 
+def record_source_ends(m: MirrorState, rows: Sequence[tuple], src: Any) -> int:
+    """PAUSED mirrors ``rows`` copy nothing, but the link still reads their source
+    partitions' ends: each is kept as the partition's ``source_hw`` (what describe shows as
+    LastFetchSourceHighWatermark and reckons the lag from once the source no longer answers;
+    the offsets fetched and the fetch time stay the last fetch's). Returns the partitions
+    whose recorded end moved (one destination transaction, none when none did)."""
+    changes = []
+    with m._schema.read() as conn:
+        for r in rows:
+            try:
+                ends = {p.partition: p.log_end for p in src.offsets(r[2])}
+            except KafkaError:
+                continue  # gone or unreadable: the statuses say so
+            for p, hw in conn.execute("SELECT partition, source_hw FROM mirror_partitions "
+                                      "WHERE topic = ?", (r[0],)).fetchall():
+                if p in ends and ends[p] != hw:
+                    changes.append((ends[p], r[0], p, hw))
+    if changes:
+        with m._schema.write() as conn:
+            conn.executemany("UPDATE mirror_partitions SET source_hw = ? WHERE topic = ? "
+                             "AND partition = ? AND source_hw = ?", changes)
+    return len(changes)
+
+
 def _copy_partition(conn: Any, src: Any, source_topic: str, ids: tuple[int, int, int],
                     s_range: tuple[int, int], d_row: tuple[int, int, int],
                     start: str | int | None, budget: int | None

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 from .acl_sync import step_acl_sync
 from .authz import link_read_denied
 from .errors import KafkaError
-from .mirror_copy import copy_records, denied_groups, sync_configs, write_offsets
+from .mirror_copy import (
+    copy_records,
+    denied_groups,
+    record_source_ends,
+    sync_configs,
+    write_offsets,
+)
 from .mirror_create import auto_create
 from .mirror_model import (
     ACTIVE,
@@ -88,6 +94,13 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
             rep.copied += copy_records(m, li, src, r, max_records)
         except (KafkaError, sqlite3.Error) as err:
             rep.errors.append(f"{r[0]}: {err}")
+    paused = [r for r in rows if r[3] == PAUSED and not (
+        li.principal and link_read_denied(src.cluster, li.principal, r[2]))]
+    if paused:
+        try:
+            record_source_ends(m, paused, src)
+        except sqlite3.Error as err:
+            rep.errors.append(f"{paused[0][0]}: {err}")
     if li.config.consumer_offset_sync_enable and li.due("ConsumerOffsetSync", now):
         readable = {r[0] for r in active}
         live = {r[0]: r[2] for r in m._rows(li.name) if r[3] == ACTIVE and r[0] in readable}
