@@ -294,6 +294,12 @@ def test_acls_created_listed_and_deleted_as_each_description_declares(served):
                                                       "resource_name": "topic-1",
                                                       "pattern_type": "MATCH"})
     assert [d["resource_name"] for d in doc["data"]] == ["topic-"]
+    # a search's self: kafka-rest's seven parameters, the enumerations by name, ANY unset
+    _f, _s, doc, _ = call(served, "GET", f"{C}/acls", {"resource_type": "topic",
+                                                      "operation": "all"})
+    assert doc["metadata"]["self"] == (
+        "http://127.0.0.1/kafka/v3/clusters/cluster-1/acls?resource_type=TOPIC&resource_name="
+        "&pattern_type=ANY&principal=&host=&operation=ALL&permission=ANY")
     fact, status, doc, _ = call(served, "DELETE", f"{C}/acls", {
         "resource_type": "ANY", "pattern_type": "ANY", "operation": "ANY",
         "permission": "DENY"})

@@ -463,6 +463,7 @@ def test_truncate_and_restore(served):
     [again] = served.post(path, json={"mirror_topic_names": ["orders"]}).json()["data"]
     assert (again["error_code"], again["error_message"]) == (
         400, "Topic 'orders' is already a mirror topic")
+    assert [p["partition"] for p in again["mirror_lags"]] == [0, 1]  # a mirror's: its lags
 
 
 def test_truncate_and_restore_refusals(served):
@@ -490,6 +491,9 @@ def test_promote_local_and_start_or_pause_remote_mirror(served, how, remote):
         400, "Topic 'orders' can not be promoted: it has mirroring lag (partition 0: 2); wait "
              f"for it to catch up, or use failover (promote-local-and-{how}-remote-mirror "
              "promotes the local mirror)")
+    # a refused mirror's entry keeps its lags, as promote's own refusals do
+    assert refused["mirror_lags"] == [{"partition": 0, "lag": 2, "last_source_fetch_offset": 5},
+                                      {"partition": 1, "lag": 0, "last_source_fetch_offset": 3}]
     assert status_of(served, "east", "orders") == "ACTIVE"
     dd = DataDir(served.data)
     Mirrors(dd, "east", served.clock).step()  # caught up

@@ -1026,7 +1026,6 @@ def _reverse_mirrors(how: str) -> Handler:
 
     def handler(call: Call) -> tuple[int, Any]:
         from jetlink.core.kafka.errors import KafkaError
-        from jetlink.core.kafka.mirrors import AlterResult
 
         link = call.params["link_name"]
         m = call.mirrors()
@@ -1039,15 +1038,28 @@ def _reverse_mirrors(how: str) -> Handler:
             try:
                 res, restored = verb(name, link, dry_run=dry_run)
             except KafkaError as err:
-                refused = AlterResult(name, error_code=err.error_code,
-                                      error_message=err.description)
-                data.append(alter_data(call.base, link, refused))
+                data.append(_refused(call, m, link, name, err))
                 continue
             data.append(reverse_data(call.base, link, res, restored))
         return _alter_answer(call, link, data)
 
     handler.__name__ = f"{how}_mirrors"
     return handler
+
+
+def _refused(call: Call, m: Any, link: str, name: str, err: Any) -> dict[str, Any]:
+    """The entry of a topic the engine refused: its error, and its lags when it is a mirror
+    of the link (as promote's refused entries keep theirs; ``[]`` for any other topic)."""
+    from jetlink.core.kafka.errors import KafkaError
+    from jetlink.core.kafka.mirrors import AlterResult
+
+    try:
+        lags = m.describe(name, link).mirror_lags
+    except KafkaError:
+        lags = []
+    return alter_data(call.base, link, AlterResult(name, error_code=err.error_code,
+                                                   error_message=err.description,
+                                                   mirror_lags=lags))
 
 
 def truncate_and_restore_mirrors(call: Call) -> tuple[int, Any]:
@@ -1071,9 +1083,7 @@ def truncate_and_restore_mirrors(call: Call) -> tuple[int, Any]:
         try:
             restored = m.truncate_and_restore(name, link, dry_run=dry_run)
         except KafkaError as err:
-            refused = AlterResult(name, error_code=err.error_code,
-                                  error_message=err.description)
-            data.append(alter_data(call.base, link, refused))
+            data.append(_refused(call, m, link, name, err))
             continue
         lags = [] if dry_run else m.describe(name, link).mirror_lags
         # (clamps: the group offsets the truncation clamped, jetlink's field as a stop's)
@@ -1101,6 +1111,17 @@ def _acls_url(base: str, fields: Mapping[str, Any]) -> str:
 
     given = {k: fields[k] for k in ACL_FIELDS if fields.get(k) is not None}
     return f"{base}/acls" + (f"?{urlencode(given)}" if given else "")
+
+
+def _acls_search_url(base: str, query: Mapping[str, Any]) -> str:
+    """A search's ``self``, as kafka-rest's AclsResource builds it: the seven parameters
+    always, the enumerations by name (ANY when not given), the strings as given."""
+    from urllib.parse import urlencode
+
+    enums = ("resource_type", "pattern_type", "operation", "permission")
+    return f"{base}/acls?" + urlencode({
+        k: (str(query.get(k) or "").upper() or "ANY") if k in enums else query.get(k) or ""
+        for k in ACL_FIELDS})
 
 
 def acl_data(base: str, cluster: str, binding: Any) -> dict[str, Any]:
@@ -1158,7 +1179,7 @@ def list_acls(call: Call) -> tuple[int, Any]:
     store.require()
     found = store.find(flt)
     return 200, {"kind": "KafkaAclList",
-                 "metadata": {"self": _acls_url(call.base, call.query), "next": None},
+                 "metadata": {"self": _acls_search_url(call.base, call.query), "next": None},
                  "data": [acl_data(call.base, call.cluster, b) for b in found]}
 
 
