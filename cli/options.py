@@ -66,12 +66,16 @@ class DurationType:
 
     def __init__(self, *, unlimited: bool = False, wait: bool = False,
                  timeout: bool = False, minimum: int = 0, maximum: int | None = None,
-                 java: bool = False) -> None:
+                 java: bool = False, fisk: bool = False) -> None:
         self.unlimited = unlimited
         self.wait = wait
         self.timeout = timeout
         self.java = java  # java.time.Duration's PnDTnHnMnS too (what Kafka's tools take)
-        self.minimum = minimum  # nanoseconds, as ``maximum`` (None: the rule's own limit)
+        # natscli's flag library's own reading (core.durations ``parse_fisk_duration``:
+        # text between the parts skipped, a sign allowed): server check's thresholds
+        self.fisk = fisk
+        # nanoseconds, as ``maximum`` (None: the rule's own limit); fisk's: any sign
+        self.minimum = -(2**63 - 1) if fisk else minimum
         self.maximum = maximum
 
     def __call__(self, value: Any) -> str:
@@ -79,7 +83,6 @@ class DurationType:
             DurationError,
             format_duration,
             parse_java_duration,
-            read_duration,
         )
         from jetlink.core.live.settings import timeout_seconds
 
@@ -90,7 +93,7 @@ class DurationType:
             if self.timeout:
                 timeout_seconds(text)
                 return text
-            ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
+            ns = self.ns(text)
         except DurationError as exc:
             reason = exc.reason
             if self.java and reason.startswith("expected"):  # (the forms it takes: both)
@@ -104,8 +107,14 @@ class DurationType:
 
     def ns(self, text: str) -> int:
         """The nanoseconds of ``text``, a value this type has accepted (exact)."""
-        from jetlink.core.durations import parse_java_duration, read_duration
+        from jetlink.core.durations import (
+            parse_fisk_duration,
+            parse_java_duration,
+            read_duration,
+        )
 
+        if self.fisk:
+            return parse_fisk_duration(text)
         ns = parse_java_duration(text) if self.java else None
         if ns is None:
             ns = read_duration(text, unlimited=self.unlimited, wait=self.wait)
@@ -121,6 +130,7 @@ JAVA_DURATION = DurationType(java=True)  # Kafka's tools' durations (--by-durati
 WAIT = DurationType(wait=True)
 UNLIMITED_DURATION = DurationType(unlimited=True)
 TIMEOUT = DurationType(timeout=True)
+CHECK_DURATION = DurationType(fisk=True)  # server check's thresholds, read as natscli's
 
 
 def _record_json(ctx: typer.Context, value: bool) -> bool:

@@ -27,7 +27,7 @@ import typer
 
 from jetlink.cli import common, completion
 from jetlink.cli.app import App
-from jetlink.cli.options import DURATION, JsonOption
+from jetlink.cli.options import CHECK_DURATION, JsonOption
 from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 server_app = typer.Typer(
@@ -87,18 +87,56 @@ StreamOption = Annotated[str, typer.Option(
 _INT64 = (INT64_MIN, INT64_MAX)
 
 
-def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
-    """A threshold flag: natscli's int (64 bits) or, with ``minimum=0``, its uint64; a
-    value past that range is refused at parsing, as natscli's parser refuses it (a check's
+class _GoInt:
+    """A threshold flag's number, read as natscli's flag library (fisk) reads its kind:
+    ``uint64`` and ``int64`` by Go's ``strconv.ParseUint`` / ``ParseInt`` in base 0 (``010``
+    is 8, ``0x10`` 16, ``1_000`` 1000; core.numbers ``go_parse_int_base0``), ``int`` by
+    ``strconv.ParseFloat`` made an int (``2.5`` is 2, ``1e3`` 1000; ``go_int_of_float``).
+    Text its reader refuses, or a value past its range, is refused at parsing (a check's
     command line that does not parse is UNKNOWN, exit 3)."""
-    low, high = (0, UINT64_MAX) if minimum == 0 else _INT64
-    return typer.Option(metavar=metavar, help=help, min=max(low, minimum or low), max=high,
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.__name__ = f"go_{kind}"  # the parameter type's name (Typer's FuncParamType)
+
+    def __call__(self, value: Any) -> int:
+        from jetlink.core.numbers import IntTextError, go_int_of_float, go_parse_int_base0
+
+        if isinstance(value, int):
+            return value
+        text = str(value)
+        try:
+            if self.kind == "int":
+                return go_int_of_float(text)
+            low, high = (0, UINT64_MAX) if self.kind == "uint64" else _INT64
+            return go_parse_int_base0(text, low, high)
+        except IntTextError as exc:
+            if exc.reason == "range":
+                raise typer.BadParameter(str(exc)) from None
+            forms = ("a number, e.g. 10, 2.5 (2) or 1e3" if self.kind == "int" else
+                     "a whole number, e.g. 1000, 0x3e8 or 1_000" if self.kind == "int64" else
+                     "a whole number of 0 or more, e.g. 1000, 0x3e8 or 1_000")
+            raise typer.BadParameter(f"{exc.shown!r} is not {forms}") from None
+
+
+_UINT64, _INT, _INT64_TYPE = _GoInt("uint64"), _GoInt("int"), _GoInt("int64")
+
+
+def _count(help: str, metavar: str, *, minimum: int | None = None) -> Any:
+    """A threshold flag: natscli's int or, with ``minimum=0``, its uint64 (:class:`_GoInt`)."""
+    return typer.Option(metavar=metavar, help=help, parser=_UINT64 if minimum == 0 else _INT,
                         show_default=False)
+
+
+def _check_duration(value: str | None) -> int | None:
+    """A threshold's nanoseconds, read as natscli's flag library reads it (a sign allowed:
+    0 or less turns the threshold off, as in jsm.go)."""
+    return None if value is None else CHECK_DURATION.ns(value)
 
 
 def _span(help: str) -> Any:
-    return typer.Option(metavar="DURATION", parser=DURATION, help=help, callback=_duration,
-                        show_default=False)
+    return typer.Option(metavar="DURATION", parser=CHECK_DURATION, help=help,
+                        callback=_check_duration, show_default=False)
 
 
 _GROUP_KEY = "jetlink.check_output"  # ctx.meta: --format / --namespace / --outfile of `check`
@@ -287,10 +325,10 @@ def check_kv(
         "--bucket", metavar="BUCKET", help="The bucket to check.", show_default=False,
         autocompletion=completion.buckets)],
     values_critical: Annotated[int, typer.Option(
-        metavar="VALUES", min=_INT64[0], max=_INT64[1], help="Critical threshold for the "
+        metavar="VALUES", parser=_INT64_TYPE, help="Critical threshold for the "
         "number of values in the bucket (-1: none).")] = -1,
     values_warn: Annotated[int, typer.Option(
-        metavar="VALUES", min=_INT64[0], max=_INT64[1], help="Warning threshold for the "
+        metavar="VALUES", parser=_INT64_TYPE, help="Warning threshold for the "
         "number of values in the bucket (-1: none).")] = -1,
     key: Annotated[str, typer.Option(
         metavar="KEY", help="Require this key to hold a value.", show_default=False)] = "",

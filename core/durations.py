@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 
 from .errors import clip
 from .numbers import IntTextError, parse_int
@@ -128,6 +129,36 @@ def parse_jsm_duration(text: str) -> int:
     and truncated to nanoseconds (``0.1d`` is 2h24m, where a flag's parser gives 2h); Go's
     units through ``time.ParseDuration``; the sign of the first part alone; no part, an
     unknown unit or a sum past Go's maximum refused."""
+
+    def long_ns(number: str, unit: str) -> float:
+        return float(number) * _JSM_LONG_NS[unit]
+
+    return _sum_parts(text, long_ns)
+
+
+def parse_fisk_duration(text: str) -> int:
+    """natscli's flag library's ``ParseDuration`` (fisk), which reads ``server check``'s
+    duration flags: as :func:`parse_jsm_duration` (parts found and summed, text between them
+    skipped, the first part's sign for the whole: ``-5s`` is negative, a threshold then
+    off), but a long unit's number read as a float32 and counted in whole hours (``0.1d`` is
+    2h), as :func:`parse_duration` counts it."""
+
+    def long_ns(number: str, unit: str) -> float:
+        value = _float32(float(number))  # strconv.ParseFloat(number, 32)
+        for factor in _FISK_FACTORS[unit]:  # val*7*24 ... in float64, in Go's order
+            value *= factor
+        return float(int(value) * HOUR)  # time.Duration(...) * time.Hour
+
+    return _sum_parts(text, long_ns)
+
+
+_FISK_FACTORS = {"w": (7, 24), "W": (7, 24), "d": (24,), "D": (24,), "M": (24, 30),
+                 "y": (24, 365), "Y": (24, 365)}
+
+
+def _sum_parts(text: str, long_ns: Callable[[str, str], float]) -> int:
+    """The parts loop jsm.go's and fisk's ParseDuration share; ``long_ns(number, unit)``:
+    the nanoseconds of a long-unit part (a ValueError when ``number`` is no number)."""
     if text == "0":
         return 0
     body = text.strip()
@@ -139,8 +170,8 @@ def parse_jsm_duration(text: str) -> int:
     for _sign, part, number, unit in parts:
         if unit in _JSM_LONG_NS:
             try:
-                ns = float(number) * _JSM_LONG_NS[unit]
-            except ValueError:
+                ns = long_ns(number, unit)
+            except (ValueError, OverflowError):
                 raise _refused(text, f"{number!r} is not a number") from None
             if ns >= 2.0**63:
                 raise _refused(text, f"{part} is more than the maximum "

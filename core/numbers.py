@@ -88,6 +88,86 @@ def go_parse_uint64(text: str | None) -> int | None:
     return v if v <= UINT64_MAX else None
 
 
+_GO_BASES = {"x": 16, "o": 8, "b": 2}
+_GO_DIGITS = "0123456789abcdef"
+_GO_FLOAT = re.compile(
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9]+"
+    r"|inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+
+
+def _go_underscores_ok(text: str) -> bool:
+    """Go's strconv ``underscoreOK``: underscores only between digits (a base prefix
+    counting as one), never first or last."""
+    s = text[1:] if text[:1] in ("+", "-") else text
+    saw, i, hexa = "^", 0, False
+    if len(s) >= 2 and s[0] == "0" and s[1].lower() in "box":
+        saw, i, hexa = "0", 2, s[1].lower() == "x"
+    for c in s[i:]:
+        if c.isdigit() or (hexa and c.lower() in "abcdef"):
+            saw = "0"
+        elif c == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        else:
+            if saw == "_":
+                return False
+            saw = "!"
+    return saw != "_"
+
+
+def go_parse_int_base0(text: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
+    """Go's ``strconv.ParseInt(text, 0, 64)`` (``ParseUint`` when ``lo`` is 0: no sign):
+    what natscli's 64-bit flags read (fisk's int64 and uint64 values). The base from the
+    prefix: ``0x`` 16, ``0o`` 8, ``0b`` 2, a leading ``0`` 8 (``010`` is 8), else 10;
+    underscores between digits (``1_000``). Else :class:`IntTextError`."""
+    if not text.isascii():
+        raise IntTextError(text, "syntax", lo, hi)
+    body, negative = text, False
+    if body[:1] in ("+", "-"):
+        if lo >= 0:
+            raise IntTextError(text, "syntax", lo, hi)
+        negative, body = body[0] == "-", body[1:]
+    base = 10
+    if len(body) >= 2 and body[0] == "0" and body[1].lower() in _GO_BASES:
+        base, body = _GO_BASES[body[1].lower()], body[2:]
+    elif len(body) >= 2 and body[0] == "0":
+        base, body = 8, body[1:]
+    if "_" in body and not _go_underscores_ok(text):
+        raise IntTextError(text, "syntax", lo, hi)
+    digits = body.replace("_", "").lower().lstrip("0") or ("0" if body else "")
+    if not digits or any(c not in _GO_DIGITS[:base] for c in digits):
+        raise IntTextError(text, "syntax", lo, hi)
+    if len(digits) > 70:  # past 64 bits in any base: never given to int()
+        raise IntTextError(text, "range", lo, hi)
+    n = -int(digits, base) if negative else int(digits, base)
+    if not lo <= n <= hi:
+        raise IntTextError(text, "range", lo, hi)
+    return n
+
+
+def go_int_of_float(text: str) -> int:
+    """What natscli's ``int`` flags read: fisk's int value is ``strconv.ParseFloat(text,
+    64)`` converted to Go's int, so ``2.5`` is 2, ``-2.5`` -2 and ``1e3`` 1000 (decimal or
+    hexadecimal floating-point literals, ``inf`` and ``nan`` too). A value whose conversion
+    Go leaves to the platform (not finite, or past 64 bits) is refused as out of range, as
+    is text Go refuses (:class:`IntTextError`)."""
+    import math
+
+    lo, hi = INT64_MIN, INT64_MAX
+    if not _GO_FLOAT.fullmatch(text) or ("_" in text and not (
+            text.lstrip("+-")[:2].lower() == "0x" and _go_underscores_ok(text))):
+        raise IntTextError(text, "syntax", lo, hi)
+    try:
+        value = float.fromhex(text.replace("_", "")) if "x" in text.lower() else float(text)
+    except (ValueError, OverflowError):
+        raise IntTextError(text, "range", lo, hi) from None
+    if not math.isfinite(value) or not -(2.0**63) <= value < 2.0**63:
+        raise IntTextError(text, "range", lo, hi)
+    return int(value)  # toward zero, as Go converts
+
+
 _DIGIT_LIMIT = re.compile(r"Exceeds the limit \((\d+) digits\).*?value has (\d+) digits")
 
 

@@ -249,6 +249,27 @@ JSM = [
 ]
 
 
+# fisk's ParseDuration (natscli's flag library, durations.go), which reads server check's
+# duration flags: jsm.go's parts loop, a long unit's number a float32 counted in whole hours
+FISK = [
+    ("0", 0), ("1d", 24 * HOUR), ("0.1d", 2 * HOUR), ("1.1w", 184 * HOUR), ("1.5M", 1080 * HOUR),
+    ("0.5y", 4380 * HOUR), ("1h30", HOUR), ("-5s", -5 * SECOND), ("-1h-5m", -(65 * 60 * SECOND)),
+    (" 5m ", 300 * SECOND), ("1y1d1us", 366 * 24 * HOUR + 1000), ("1000y", None), ("5", None),
+    ("1hx", None), ("", None), ("x", None), ("1.5.5s", None),
+]
+
+
+@pytest.mark.parametrize(("text", "ns"), FISK)
+def test_fisk_parse_duration(text, ns):
+    from jetlink.core.durations import DurationError, parse_fisk_duration
+
+    if ns is None:
+        with pytest.raises(DurationError):
+            parse_fisk_duration(text)
+    else:
+        assert parse_fisk_duration(text) == ns
+
+
 @pytest.mark.parametrize(("text", "ns"), JSM)
 def test_jsm_go_parse_duration(text, ns):
     from jetlink.core.durations import DurationError, parse_jsm_duration

@@ -205,8 +205,8 @@ def test_a_threshold_past_its_range_is_a_usage_error(capsys, args, flag, value, 
         run(["server", "check", *args, flag, value])
     assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
-        f"jetlink: error: Invalid value for '{flag}': {value} is not in the range "
-        f"{low}<=x<={high}.")
+        f"jetlink: error: Invalid value for '{flag}': '{value}' is out of range: from "
+        f"{low:,} to {high:,}")
 
 
 def test_a_long_number_is_quoted_by_its_start_and_length(capsys):
@@ -216,9 +216,78 @@ def test_a_long_number_is_quoted_by_its_start_and_length(capsys):
         run(["server", "check", "stream", "--stream", "S", "--lag-critical", "9" * 5000])
     assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
-        "jetlink: error: Invalid value for '--lag-critical': 999999999999999999999999999999"
-        "9999999999... (5,000 characters) is not in the range "
-        "0<=x<=18446744073709551615.")
+        "jetlink: error: Invalid value for '--lag-critical': '99999999999999999999999999999"
+        "99999999999... (5,000 characters)' is out of range: from 0 to "
+        "18,446,744,073,709,551,615")
+
+
+# natscli's flag library (fisk) reads a uint64 / int64 flag with strconv.ParseUint /
+# ParseInt in base 0 and an int flag with strconv.ParseFloat made an int (values.go,
+# values_generated.go): the same text, the same threshold
+GO_FLAG_NUMBERS = [
+    ("uint64", "10", 10), ("uint64", "010", 8), ("uint64", "0x10", 16), ("uint64", "0X1f", 31),
+    ("uint64", "0o17", 15), ("uint64", "0b101", 5), ("uint64", "1_000", 1000),
+    ("uint64", "0_10", 8), ("uint64", "0x_1F", 31), ("uint64", "00", 0),
+    ("uint64", "18446744073709551615", 2**64 - 1), ("uint64", "18446744073709551616", "range"),
+    ("uint64", "-1", "syntax"), ("uint64", "+1", "syntax"), ("uint64", "08", "syntax"),
+    ("uint64", "1__0", "syntax"), ("uint64", "_1", "syntax"), ("uint64", "1_", "syntax"),
+    ("uint64", "0x", "syntax"), ("uint64", "1.5", "syntax"), ("uint64", " 1", "syntax"),
+    ("uint64", "", "syntax"), ("uint64", "\u0661", "syntax"),
+    ("int64", "-0x10", -16), ("int64", "+7", 7), ("int64", "-9223372036854775808", -2**63),
+    ("int64", "9223372036854775808", "range"), ("int64", "-", "syntax"),
+    ("int", "2.5", 2), ("int", "-2.5", -2), ("int", "1e3", 1000), ("int", ".5", 0),
+    ("int", "5.", 5), ("int", "0x1p4", 16), ("int", "0x_1p4", 16), ("int", "+3", 3),
+    ("int", "0x10", "syntax"), ("int", "1_000", "syntax"), ("int", "abc", "syntax"),
+    ("int", " 1", "syntax"), ("int", "inf", "range"), ("int", "NaN", "range"),
+    ("int", "1e400", "range"), ("int", "9.3e18", "range"), ("int", "9223372036854775807", "range"),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), GO_FLAG_NUMBERS)
+def test_a_threshold_flag_reads_as_natscli_reads_it(kind, text, expected):
+    from jetlink.core.numbers import (
+        UINT64_MAX,
+        IntTextError,
+        go_int_of_float,
+        go_parse_int_base0,
+    )
+
+    text = text.encode().decode("unicode_escape")
+
+    def read() -> int:
+        if kind == "int":
+            return go_int_of_float(text)
+        return go_parse_int_base0(text, *((0, UINT64_MAX) if kind == "uint64" else ()))
+
+    if isinstance(expected, str):
+        with pytest.raises(IntTextError) as exc:
+            read()
+        assert exc.value.reason == expected
+    else:
+        assert read() == expected
+
+
+def test_the_same_threshold_text_gives_natscli_s_status(jl):
+    """``--msgs-critical 010`` is 8 to natscli (stream NINE of 9 messages: OK, where a
+    decimal 10 is CRITICAL); ``--min-sources 2.5`` is 2; ``--seen-critical=-5s`` parses
+    and, 0 or less, is off; ``1h30`` is 1h (fisk's ParseDuration skips the rest)."""
+    ok(jl("stream", "add", "NINE", "--subjects", "nine", "--defaults"))
+    ok(jl("pub", "nine", "x", "--count", "9"))
+    for flags, line in (
+            (["--msgs-critical", "010"], "OK NINE OK:9 messages OK:0 sources | "
+                                         "messages=9;;8 sources=0"),
+            (["--msgs-critical", "10"], "CRITICAL NINE Crit:9 messages OK:0 sources | "
+                                        "messages=9;;10 sources=0"),
+            (["--msgs-warn", "0x10"], "WARNING NINE Warn:9 messages OK:0 sources | "
+                                      "messages=9;16 sources=0"),
+            (["--min-sources", "2.5"], "CRITICAL NINE Crit:0 sources | sources=0;2"),
+            (["--seen-critical=-5s"], "OK NINE OK:0 sources | sources=0")):
+        res = check(jl, "stream", "--stream", "NINE", *flags)
+        assert res.stdout == line + "\n", (flags, res.stdout, res.stderr)
+    res = check(jl, "stream", "--stream", "NINE", "--min-sources", "abc")
+    assert (res.exit_code, res.stdout) == (2, "")  # a usage error (3 through main's run)
+    assert ("Invalid value for '--min-sources': 'abc' is not a number, e.g. 10, 2.5 (2) or "
+            "1e3") in res.stderr
 
 
 # -- consumer -------------------------------------------------------------------------------------
