@@ -314,7 +314,7 @@ def check_consumer(
              "last_ack_critical": last_ack_critical,
              "redelivery_critical": redelivery_critical, "pinned": True if pinned else None}
     result = run_check(lambda: common.open_jetstream(app), stream, consumer, flags,
-                       common.now_ns())
+                       common.now_ns)
     _finish(ctx, result, fmt, namespace, outfile)
 
 

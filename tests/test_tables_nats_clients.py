@@ -894,7 +894,7 @@ class _Consumers:
 
 def _consumer_check(flags, doc):
     return check_consumer(lambda: _Consumers({"stream_name": "S", "name": "C", **doc}), "S",
-                          "C", flags, NOW)
+                          "C", flags, lambda: NOW)
 
 
 def _outcome(r):
@@ -919,6 +919,25 @@ CHECK_LAST = [
 @pytest.mark.parametrize(("flag", "case", "doc", "outcome"), CHECK_LAST)
 def test_jsm_go_consumer_check_last_ack_and_delivery(flag, case, doc, outcome):
     assert _outcome(_consumer_check({flag: SECOND}, doc)) == outcome
+
+
+def test_a_consumer_check_reads_its_clock_once_the_info_has_come():
+    """jsm.go measures the ages with time.Since after loading the consumer's state: a slow
+    connection never shortens them (the clock read before connecting did)."""
+    order = []
+
+    class Slow(_Consumers):
+        def consumer_info(self, stream, consumer):
+            order.append("info")
+            return super().consumer_info(stream, consumer)
+
+    def clock():
+        order.append("clock")
+        return NOW
+
+    doc = {"stream_name": "S", "name": "C", "delivered": {"last_active": JUST_NOW}}
+    r = check_consumer(lambda: Slow(doc), "S", "C", {"last_delivery_critical": SECOND}, clock)
+    assert order == ["info", "clock"] and r.oks == [f"Last delivery {NOW_GO}"]
 
 
 # jsm.go monitor/consumer_test.go TestConsumer_checkUnprocessed, TestConsumer_checkRedelivery,

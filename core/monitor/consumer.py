@@ -38,10 +38,11 @@ def go_time(ns: int) -> str:
 
 
 def check_consumer(open_js: Callable[[], JetStreamAPI], stream: str, consumer: str,
-                   flags: Mapping[str, Any], now_ns: int) -> Result:
-    """The consumer check of ``consumer`` on ``stream`` at ``now_ns``; ``flags``:
-    :class:`ConsumerThresholds` field -> the flag's value, None when not given (the
-    consumer's metadata fills those in)."""
+                   flags: Mapping[str, Any], clock: Callable[[], int]) -> Result:
+    """The consumer check of ``consumer`` on ``stream``, its ages at ``clock()`` read once
+    the consumer's info has come (jsm.go's ``time.Since`` after the load: the time taken
+    connecting never shortens them); ``flags``: :class:`ConsumerThresholds` field -> the
+    flag's value, None when not given (the consumer's metadata fills those in)."""
     result = Result(name=f"{stream}_{consumer}", check="consumer")
     if not stream or not consumer:
         result.critical(f"{'stream' if not stream else 'consumer'} name is required")
@@ -55,6 +56,7 @@ def check_consumer(open_js: Callable[[], JetStreamAPI], stream: str, consumer: s
     except JetlinkError as err:
         result.critical(f"could not load info: {reason(err)}")
         return result
+    now_ns = clock()
     try:
         t = ConsumerThresholds.resolve(flags, info.config.metadata)
     except ThresholdError as err:
