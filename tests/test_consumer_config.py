@@ -165,6 +165,11 @@ case("name-with-space-legacy", {"name": "A b"}, expect=ERR(500, 10052, "consumer
 case("name-path-separator", {"name": "A/b"}, expect=ERR(400, 10127, 'Consumer name can not contain path separators'))
 case("durable-path-separator", {"durable_name": "A\\b"}, expect=ERR(400, 10127, 'Consumer name can not contain path separators'))
 case("name-durable-mismatch", {"name": "A", "durable_name": "B"}, expect=ERR(400, 10017, 'consumer name in subject does not match durable name in request'))
+# the store's step, last: a file consumer's directory can not be named with a NUL byte
+# (jetstream_api.go errConsumerStoreFailed); a memory consumer has none
+case("name-nul-file-store", {"durable_name": "C\x00D"}, expect=ERR(500, 10012, 'error creating store for consumer'))
+case("name-nul-memory-store", {"durable_name": "C\x00D", "mem_storage": True}, expect=OK())
+case("name-nul-memory-stream", {"durable_name": "C\x00D"}, stream=dict(S, storage="memory"), expect=OK())
 case("durable-too-long", {"durable_name": "x" * 256}, expect=ERR(400, 10102, 'consumer name is too long, maximum allowed is 255'))
 case("durable-max-length", {"durable_name": "x" * 255}, expect=OK())
 case("description-too-long", {"durable_name": "D", "description": "d" * 4097}, expect=ERR(400, 10107, 'consumer description is too long, maximum allowed is 4096'))

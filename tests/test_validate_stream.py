@@ -111,6 +111,16 @@ CASES: list[Case] = [
          inv("stream name is required and can not contain '.', '*', '>', '\\', '/'", "name")),
     Case("name-path-separator-create", "create", [], {"name": "a/b"},
          err(10128, "Stream name can not contain path separators", "name")),
+    # the store's step, last: a file stream's directory can not be named with a NUL byte
+    # (jetstream_api.go errStreamStoreFailed); a memory stream has no directory
+    Case("name-nul-file-store", "create", [], {"name": "A\x00B", "subjects": ["nul"]},
+         err(10049, "error creating store for stream", "name")),
+    Case("name-nul-memory-store", "create", [],
+         {"name": "A\x00B", "subjects": ["nul"], "storage": "memory"},
+         doc("A\x00B", subjects=["nul"], storage="memory")),
+    Case("order-overlap-before-store", "create", [{"name": "X", "subjects": ["nul"]}],
+         {"name": "A\x00B", "subjects": ["nul"]},
+         err(10065, "subjects overlap with an existing stream", "subjects")),
     Case("name-too-long", "create", [], {"name": "N" * 256},
          inv("stream name is too long, maximum allowed is 255", "name")),
     Case("description-too-long", "create", [], {"name": "X", "description": "d" * 4097},
@@ -732,3 +742,23 @@ def test_retention_between_limits_and_interest_is_an_update_the_server_accepts(o
     existing = _create_all([{"name": "X", "retention": old}])
     cfg = existing["X"].replace(retention=new)
     assert check_stream_update(existing["X"], cfg, existing).retention == new
+
+
+@pytest.mark.parametrize(("name", "first"), [
+    ("a/b", "Stream name can not contain path separators"),
+    ("N" * 256, "stream name is too long, maximum allowed is 255"),
+    ("A\x00B", "error creating store for stream"),
+], ids=["path-separator", "too-long", "nul"])
+def test_every_problem_of_a_bad_name_is_its_own_and_the_rest_is_still_checked(name, first):
+    """A name's problem is reported once: the name set aside is no "name is required" after
+    it; the config's other problems still are."""
+    from jetlink.core.config.validate import stream_config_problems
+
+    cfg = StreamConfig.from_json({"name": name, "subjects": ["x"], "max_age": -5})
+    out, problems = stream_config_problems(cfg)
+    assert out is None
+    assert [(p.field, p.description) for p in problems][:2] == (
+        [("max_age", "max age can not be negative"), ("name", first)]
+        if name == "A\x00B" else  # the store's step comes after the config's checks
+        [("name", first), ("max_age", "max age can not be negative")])
+    assert len(problems) == 2

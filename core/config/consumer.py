@@ -830,6 +830,11 @@ def _check_consumer_create(
                          field="name")
     if not is_valid_asset_name(out.name):
         raise nats_error("ConsumerBadDurableName", field="name")
+    if stream.storage == "file" and not out.mem_storage and "\x00" in out.name:
+        # a file consumer's directory is named after it (filestore ``ConsumerStore``): a
+        # NUL byte fails there (jetstream_api.go ``errConsumerStoreFailed``)
+        raise nats_error("ConsumerCreate", err="error creating store for consumer",
+                         field="durable_name" if out.durable_name else "name")
     if not out.durable_name and out.inactive_threshold <= 0:
         out.inactive_threshold = EPHEMERAL_INACTIVE_DEFAULT
     return out, False

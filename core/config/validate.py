@@ -954,6 +954,7 @@ def stream_config_problems(
             out = check_stream_config(current, lookup)
             if create:
                 _check_filters_on_add(out)
+                check_store_name(out)
             return (out if not errors else None), errors
         except ApiError as err:
             errors.append(explain(err, current))
@@ -962,7 +963,13 @@ def stream_config_problems(
                 fld = fld[: -len(".name")]  # a mirror's / source's name: set it all aside
             if doc is None:
                 doc = cfg.to_json()  # current is still cfg: nothing was set aside yet
-            if not fld or fld in seen or not drop_path(doc, fld):
+            if not fld or fld in seen:
+                return None, errors
+            if fld == "name":
+                # a stream has a name: dropped, it would be "name is required" next; a valid
+                # name stands in for it while the rest is checked
+                doc["name"] = _NAME_SET_ASIDE
+            elif not drop_path(doc, fld):
                 return None, errors
             seen.add(fld)
             try:
@@ -972,6 +979,7 @@ def stream_config_problems(
     return None, errors
 
 
+_NAME_SET_ASIDE = "JETLINK_NAME_SET_ASIDE"  # (a valid name no stream is expected to have)
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -1199,7 +1207,17 @@ def _check_stream_create(
     clash = overlapping_stream(out.subjects, existing, None)
     if clash:
         raise _overlap_error(clash)
+    check_store_name(out)
     return out
+
+
+def check_store_name(cfg: StreamConfig) -> None:
+    """The last step of a create, the store's: the server keeps a file stream in a
+    directory named after it (filestore ``newFileStore``), and a name no file system can
+    hold (a NUL byte) fails there, 10049 "error creating store for stream"
+    (jetstream_api.go ``errStreamStoreFailed``); a memory stream has no directory."""
+    if cfg.storage == "file" and "\x00" in cfg.name:
+        raise nats_error("StreamCreate", err="error creating store for stream", field="name")
 
 
 # --- update ---------------------------------------------------------------------------------

@@ -568,3 +568,31 @@ def test_consumer_find_on_a_real_server(jls):
     assert jls("consumer", "find", "ORDERS", "--pending", "2", "--invert").stdout == "PUSH\n"
     assert jls("consumer", "find", "ORDERS", "--bound").stdout == ""
     assert jls("consumer", "find", "ORDERS", "--idle", "1h").stdout == "P\n"
+
+
+NUL_ROWS = ["name-nul-file-store", "name-nul-memory-store", "name-nul-memory-stream"]
+
+
+@pytest.mark.parametrize("row", NUL_ROWS)
+def test_a_consumer_name_with_a_nul_byte_is_answered_as_the_table_says(live, row):
+    """The store's step of a create (tests/test_consumer_config.py's rows): nats-server
+    refuses a durable name with a NUL byte on a file consumer, 10012 "error creating store
+    for consumer", and takes it for a memory one, as the engine does."""
+    from test_consumer_config import CASES, expected_config, strip_server_metadata
+
+    [c] = [c for c in CASES if c.id == row]
+    live.reset()
+    try:
+        assert "error" not in live.api(f"STREAM.CREATE.{c.stream['name']}", c.stream)
+        name = c.config["durable_name"]
+        resp = live.api(f"CONSUMER.CREATE.{c.stream['name']}.{name}",
+                        {"stream_name": c.stream["name"], "config": c.config})
+    finally:
+        live.reset()
+    if c.expect.ok:
+        assert "error" not in resp, resp
+        assert strip_server_metadata(resp["config"]) == expected_config(c)
+    else:
+        assert (resp["error"]["code"], resp["error"]["err_code"],
+                resp["error"]["description"]) == (c.expect.code, c.expect.err_code,
+                                                  c.expect.description)
