@@ -137,16 +137,12 @@ def gather_configs(
 ) -> dict[str, str]:
     """The configurations of one command line: the properties file, then ``--config``
     pairs, then the filter JSON files."""
-    from jetlink.core.kafka.links import parse_properties
+    from jetlink.core.kafka.links import parse_config_pairs, parse_properties
 
     configs: dict[str, str] = {}
     if config_file is not None:
         configs.update(parse_properties(_read_text(config_file)))
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise usage(f"--config {pair!r}: expected KEY=VALUE")
-        configs[key.strip()] = value
+    configs.update(parse_config_pairs(pairs or []))
     for path, key, flag in (
         (group_filters_file, "consumer.offset.group.filters", "--consumer-group-filters-json-file"),
         (topic_filters_file, "auto.create.mirror.topics.filters", "--topic-filters-json-file"),
@@ -156,7 +152,11 @@ def gather_configs(
             continue
         if key in configs:
             raise usage(f"{key} is given twice: by {flag} and by --config / --config-file")
-        configs[key] = _read_text(path)
+        text = _read_text(path)
+        if not text.strip():  # (as a value, "" would unset the filters: nothing said)
+            raise usage(f"{flag} {str(path)!r}: the file is empty: it holds the JSON "
+                        f"document of {key}")
+        configs[key] = text
     return configs
 
 

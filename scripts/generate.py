@@ -304,7 +304,9 @@ def root_page(root: click.Command, ctx: click.Context) -> str:
             f"Every command takes -j/--json and then prints exactly one JSON document on "
             f"stdout; errors are printed as '{PROG}: error: DESCRIPTION (ERR_CODE)' on "
             'stderr, or with --json on stdout as the real system\'s error document: '
-            '{"error": {"code", "err_code", "description"}} for a NATS error, '
+            '{"error": {"code", "err_code", "description"}} for a NATS error (no err_code '
+            'when the client refused it before any request, e.g. an invalid bucket name: '
+            'code 400), '
             '{"error": {"error_code", "error_name", "message"}} for a Kafka one '
             '({"error_code", "message"} as a REST endpoint answered it), '
             '{"error": {"description"}} for a usage error.'
@@ -539,7 +541,9 @@ def render_cli_doc() -> str:
         f"Every command takes `-j`/`--json` and then prints exactly one JSON document on stdout; "
         f"errors are printed as `{PROG}: error: DESCRIPTION (ERR_CODE)` on stderr, or with "
         '`--json` on stdout as the real system\'s error document: `{"error": {"code", '
-        '"err_code", "description"}}` for a NATS error, `{"error": {"error_code", '
+        '"err_code", "description"}}` for a NATS error (no `err_code` when the client '
+        'refused it before any request, e.g. an invalid bucket name: code 400), '
+        '`{"error": {"error_code", '
         '"error_name", "message"}}` for a Kafka one (`{"error_code", "message"}` as a REST '
         'endpoint answered it), `{"error": {"description"}}` for a usage error. '
         f"The same reference is in the man pages: `man -l man/{PROG}.1`.",

@@ -124,6 +124,13 @@ def test_create_from_files(jl):
 
 USAGE_ERRORS = [
     (["-c", "novalue"], "jetlink: error: --config 'novalue': expected KEY=VALUE\n"),
+    # an empty filters file would unset the filters, saying nothing
+    (["--consumer-group-filters-json-file", "{empty}"],
+     "jetlink: error: --consumer-group-filters-json-file '{empty}': the file is empty: it "
+     "holds the JSON document of consumer.offset.group.filters\n"),
+    (["--acl-filters-json-file", "{empty}", "--validate-only"],
+     "jetlink: error: --acl-filters-json-file '{empty}': the file is empty: it holds the "
+     "JSON document of acl.filters\n"),
     (["-c", f"consumer.offset.group.filters={ALL_GROUPS}", "--consumer-group-filters-json-file",
       "{groups}"],
      "jetlink: error: consumer.offset.group.filters is given twice: by "
@@ -135,9 +142,33 @@ USAGE_ERRORS = [
 def test_create_usage_errors(jl, args, stderr):
     groups = jl.tmp / "groups.json"
     groups.write_text(ALL_GROUPS)
-    args = [a.replace("{groups}", str(groups)) for a in args]
+    empty = jl.tmp / "empty.json"
+    empty.write_text(" \n")
+    args = [a.replace("{groups}", str(groups)).replace("{empty}", str(empty)) for a in args]
     result = jl("links", "create", "L", "--source-cluster", "east", *args)
-    assert (result.exit_code, result.stdout, result.stderr) == (2, "", stderr)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        2, "", stderr.replace("{empty}", str(empty)))
+
+
+@pytest.mark.parametrize("source", ["a b", "", "x" * 65])
+@pytest.mark.parametrize("words", [["links", "create", "L"],
+                                   ["kafka-cluster-links", "--create", "--link", "L"]])
+def test_a_source_cluster_that_is_no_cluster_name_is_a_usage_error(jl, words, source):
+    """No cluster could have that name: a usage error naming the rule (exit 2, as for
+    ``cluster add``), not a cluster that "does not exist"; nothing is written."""
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
+    for extra in ([], ["--validate-only"]):
+        result = jl(*words, "--source-cluster", source, *extra)
+        assert (result.exit_code, result.stdout) == (2, ""), result.stderr
+        last = result.stderr.splitlines()[-1]
+        if words[0] == "kafka-cluster-links" and not source:  # (no source named at all)
+            assert last.startswith("jetlink: error: --create needs --cluster-id NAME")
+        else:
+            assert last == (f"jetlink: error: invalid cluster name {source!r}: use 1 to 64 "
+                            "letters, digits, '_' or '-'")
+    assert data_dir_bytes(jl.data) == before
 
 
 REFUSALS = [

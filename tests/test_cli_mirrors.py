@@ -414,3 +414,22 @@ def test_promote_of_a_paused_lagging_mirror_says_to_resume_it(jl, world):
     assert ("Topic 'orders' can not be promoted: it has mirroring lag (partition 0: 1); it "
             "is paused: resume it (jetlink mirrors resume orders --link L) and let it catch "
             "up, or use failover") in res.stdout + res.stderr, res.output
+
+
+@pytest.mark.parametrize("args", [
+    ["--cluster", "east", "mirrors", "create", "orders", "--link", "L", "-c", "retention.ms"],
+    ["kafka-mirrors", "--bootstrap-server", "east:9092", "--create", "--mirror-topic", "orders",
+     "--link", "L", "--config", "retention.ms"],
+])
+def test_a_config_without_its_value_is_a_usage_error(jl, world, args):
+    """The mistake a topic's and a link's --config refuse as a usage error (exit 2) is one
+    for a mirror topic's too (it was INVALID_CONFIG, exit 1); nothing is created."""
+    from helpers import data_dir_bytes
+
+    world[0].close()
+    before = data_dir_bytes(jl.data)
+    res = jl(*args)
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert res.stderr.splitlines()[-1] == ("jetlink: error: --config 'retention.ms': expected "
+                                           "KEY=VALUE")
+    assert data_dir_bytes(jl.data) == before

@@ -356,9 +356,12 @@ def test_properties_file_format():
 
 def test_config_pairs():
     assert parse_config_pairs(["a=1", "b=x=y", "c="]) == {"a": "1", "b": "x=y", "c": ""}
-    err = refused(parse_config_pairs, ["novalue"])
-    assert (err.name, err.description) == ("INVALID_CONFIG",
-                                           "Invalid config 'novalue': expected key=value")
+    from jetlink.core.errors import UsageError
+
+    for bad in ("novalue", "=1"):  # the same mistake as a topic's --config: a usage error
+        with pytest.raises(UsageError) as exc:
+            parse_config_pairs([bad])
+        assert str(exc.value) == f"--config {bad!r}: expected KEY=VALUE"
 
 
 # -- link names and creation -----------------------------------------------------------------

@@ -525,16 +525,17 @@ def _filters_json(list_key: str, filters: Sequence[LinkFilter]) -> str:
 # -- configuration documents ----------------------------------------------------------------
 
 
-def parse_config_pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """``k=v`` strings (``--config``) as a dict; the value is everything after the first
-    ``=`` (it may hold ``=`` and JSON). A string without ``=`` is INVALID_CONFIG."""
+def parse_config_pairs(pairs: Iterable[str], flag: str = "--config") -> dict[str, str]:
+    """``k=v`` strings (a link's or a mirror topic's ``--config``) as a dict; the value is
+    everything after the first ``=`` (it may hold ``=`` and JSON). A string without ``=``
+    (or without a key) is a usage error naming ``flag``, as a topic's ``--config`` is."""
+    from ..errors import UsageError
+
     out: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise KafkaError(
-                "INVALID_CONFIG", f"Invalid config '{pair}': expected key=value", field="config"
-            )
+            raise UsageError(f"{flag} {clip(pair)!r}: expected KEY=VALUE", field="config")
         out[key.strip()] = value
     return out
 
@@ -1345,6 +1346,11 @@ class Links:
         nothing stored; the LinkInfo the link would have is returned.
         """
         validate_link_name(name)
+        from ..store.datadir import validate_cluster_name
+
+        # no cluster name at all: a usage error wherever it is typed (exit 2), never a
+        # cluster that "does not exist"
+        validate_cluster_name(source_cluster, field="source_cluster")
         if self.find(name, with_topics=False) is not None:
             raise _exists(name)
         cfg = LinkConfig.build(configs, creating=True)
