@@ -59,7 +59,11 @@ def _span(help: str) -> Any:
 
 
 def _msgs(help: str) -> Any:
-    return typer.Option(metavar="MSGS", help=help, min=0, show_default=False)
+    """A lag threshold: natscli's uint64, as ``server check stream --lag-critical`` (past
+    64 bits refused at parsing: a check's bad command line, UNKNOWN)."""
+    from jetlink.core.numbers import UINT64_MAX
+
+    return typer.Option(metavar="MSGS", help=help, min=0, max=UINT64_MAX, show_default=False)
 
 
 # the thresholds and the topology file of dr check and dr watch (core/dr/readiness.py

@@ -1443,3 +1443,25 @@ def test_a_cluster_neither_declared_nor_in_the_data_directory_says_where_it_was_
         'stream A: cluster: cluster "eats" does not exist in the data directory (its '
         "clusters: east, west; did you mean east?): declare it under [clusters] (apply "
         "creates it) or create it first (jetlink cluster add eats)")
+
+
+@pytest.mark.parametrize(("value", "line"), [
+    ('"a b"', "stream A: cluster: invalid cluster name \"a b\": use 1 to 64 letters, digits, "
+              "'_' or '-'"),
+    ('""', "stream A: cluster: invalid cluster name \"\": use 1 to 64 letters, digits, '_' "
+           "or '-'"),
+    ('"' + "c" * 65 + '"', f"stream A: cluster: invalid cluster name \"{'c' * 65}\": use 1 "
+                           "to 64 letters, digits, '_' or '-'"),
+    ("5", "stream A: cluster: cluster must be a string (a cluster name)"),
+])
+def test_a_cluster_that_is_no_cluster_name_is_one_problem_never_one_to_create(
+        jl, tmp_path, value, line):
+    """The name's own problem alone, as validate says it: not also "does not exist ...
+    (jetlink cluster add a b)", a command that would refuse that name; a name past 64
+    characters is the data directory's rule too (validate took it, apply failed later)."""
+    path = write(tmp_path, f"[streams.A]\ncluster = {value}\nsubjects = [\"a.>\"]\n")
+    for words in (["apply", path, "--dry-run"], ["validate", path]):
+        res = jl(*words)
+        assert res.exit_code == 3
+        assert res.stdout.splitlines()[0].endswith(line), res.stdout
+        assert res.stderr.splitlines()[-1] == "1 problem in 1 file", res.stderr

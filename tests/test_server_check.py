@@ -740,3 +740,17 @@ def test_text_numbers_are_go_humanize_commaf_of_a_float64(value, shown):
     from jetlink.core.monitor.render import _commaf3
 
     assert _commaf3(value) == shown
+
+
+@pytest.mark.parametrize("flag", ["--lag-warn", "--lag-critical"])
+def test_dr_check_s_lag_past_64_bits_is_a_usage_error(capsys, flag):
+    """dr check's lag thresholds are natscli's uint64 too (past it: taken as a threshold,
+    CRITICAL, where the same value to server check was UNKNOWN)."""
+    from jetlink.cli.main import run
+
+    with pytest.raises(SystemExit) as exc:
+        run(["dr", "check", flag, str(1 << 64)])
+    assert exc.value.code == 3
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"jetlink: error: Invalid value for '{flag}': {1 << 64} is not in the range "
+        f"0<=x<={(1 << 64) - 1}.")

@@ -20,6 +20,7 @@ from ..config.validate import (
     stream_config_problems,
 )
 from ..errors import JetlinkError, did_you_mean
+from ..limits import CLUSTER_NAME_RE
 from .kafka_specs import _kafka_problem
 from .load import load_files
 from .model import (
@@ -28,7 +29,7 @@ from .model import (
     _ERR_NOT_FOUND,
     _ERR_OVERLAP,
     _ERR_SOURCE_SIZE,
-    _NAME_RE,
+    CLUSTER_RULE,
     KAFKA_KINDS,
     TEXT_CYCLE,
     TEXT_REPUBLISH_CYCLE,
@@ -140,12 +141,9 @@ def _index(topo: Topology, add) -> None:
                         f'cluster "{obj.cluster}" is not declared (declared clusters: '
                         f'{", ".join(sorted(declared))}' + (f"; {hint}" if hint else "") + ")",
                     ))
-            elif not _NAME_RE.fullmatch(obj.cluster):
-                add(obj, Problem(
-                    obj.file, obj.label, "cluster", 0,
-                    f'invalid cluster name "{obj.cluster}": cluster names may contain only '
-                    'letters, digits, "_" and "-"',
-                ))
+            elif not CLUSTER_NAME_RE.fullmatch(obj.cluster):
+                add(obj, Problem(obj.file, obj.label, "cluster", 0,
+                                 f'invalid cluster name "{obj.cluster}": {CLUSTER_RULE}'))
         if obj.kind in KAFKA_KINDS:
             bound = declared.get(obj.cluster)
             if bound is not None and bound.bound:

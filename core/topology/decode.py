@@ -24,12 +24,14 @@ from ..config.stream import (
 )
 from ..durations import DURATION_FORMS, DurationError, parse_duration
 from ..errors import ApiError, JetlinkError, did_you_mean, value_text
+from ..limits import CLUSTER_NAME_RE
 from .model import (
     _CONTEXT_NAME_RE,
     _NAME_RE,
     _PATH_KEYS,
     AUTHORIZER_KEYS,
     BINDING_KEYS,
+    CLUSTER_RULE,
     DEFAULT_CLUSTER,
     TOP_LEVEL,
     Origin,
@@ -363,10 +365,11 @@ def _origin_location(
 ) -> str:
     """Where a KV mirror/aggregate origin lives: domain, else origin cluster, else here."""
     if origin_cluster is not None and (
-        not isinstance(origin_cluster, str) or not _NAME_RE.fullmatch(origin_cluster)
+        not isinstance(origin_cluster, str) or not CLUSTER_NAME_RE.fullmatch(origin_cluster)
     ):
         raise JetlinkError(
-            f"{cluster_field}: invalid cluster name {origin_cluster!r}", field=cluster_field
+            f"{cluster_field}: invalid cluster name {origin_cluster!r}: {CLUSTER_RULE}",
+            field=cluster_field,
         )
     if domain and not _NAME_RE.fullmatch(domain):
         raise JetlinkError(

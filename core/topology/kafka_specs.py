@@ -12,7 +12,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JetlinkError
-from .model import _NAME_RE, AclSpec, LinkSpec, MirrorTopicSpec, Problem, TopicSpec, acl_identity
+from ..limits import CLUSTER_NAME_RE
+from .model import (
+    CLUSTER_RULE,
+    AclSpec,
+    LinkSpec,
+    MirrorTopicSpec,
+    Problem,
+    TopicSpec,
+    acl_identity,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .model import TopologyObject
@@ -153,10 +162,9 @@ def _link_spec(body: dict[str, Any], name: str, cluster: str,
         errors.append(JetlinkError(
             "source_cluster is required: the cluster the link copies from (the link itself "
             "lives on its destination cluster, cluster)", field="source_cluster"))
-    elif not isinstance(source, str) or not _NAME_RE.fullmatch(source):
-        errors.append(JetlinkError(
-            f'invalid cluster name {source!r}: cluster names may contain only letters, '
-            'digits, "_" and "-"', field="source_cluster"))
+    elif not isinstance(source, str) or not CLUSTER_NAME_RE.fullmatch(source):
+        errors.append(JetlinkError(f"invalid cluster name {source!r}: {CLUSTER_RULE}",
+                                   field="source_cluster"))
     elif source == cluster:
         errors.append(link_to_self(cluster))
     else:  # the source cluster passed: the loader keeps it (its ``partial``) on a problem

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import TOO_DEEP, JetlinkError
-from ..limits import MAX_INPUT_FILE
+from ..limits import CLUSTER_NAME_RE, MAX_INPUT_FILE
 from ..numbers import reason
 from .decode import (
     _KV_TABLES,
@@ -31,9 +31,9 @@ from .decode import (
 from .export import to_document
 from .kafka_specs import _KAFKA_KEYS, _KAFKA_TABLES, _kafka_problem, acl_name
 from .model import (
-    _NAME_RE,
     CLUSTER_KEYS,
     CLUSTER_KINDS,
+    CLUSTER_RULE,
     DEFAULT_CLUSTER,
     FORMAT_VERSION,
     KAFKA_KINDS,
@@ -277,9 +277,8 @@ class Topology:
             self.problems.append(p)
             self._sort[id(p)] = (f.position, index)
 
-        if not _NAME_RE.fullmatch(name):
-            problem(None, f'invalid cluster name "{name}": cluster names may contain only '
-                    'letters, digits, "_" and "-"')
+        if not CLUSTER_NAME_RE.fullmatch(name):
+            problem(None, f'invalid cluster name "{name}": {CLUSTER_RULE}')
             return
         if not isinstance(body, dict):
             problem(None, f"[clusters.{name}] must be a table")

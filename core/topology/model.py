@@ -63,7 +63,9 @@ KIND_OF_TABLE = {
 }
 KAFKA_KINDS = ("topic", "link", "mirror_topic", "acl")
 _TABLE_OF_KIND = {kind: table for table, kind in KIND_OF_TABLE.items()}
-_NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # cluster / domain names (fullmatch)
+_NAME_RE = re.compile(r"[A-Za-z0-9_-]+")  # JetStream domain names (fullmatch)
+# cluster names: the data directory's rule (core/limits.py), said in its words
+CLUSTER_RULE = "use 1 to 64 letters, digits, '_' or '-'"
 # A cluster bound to a live NATS server: ``[clusters.<name>]`` keys naming how to connect
 # (natscli's connection settings, as core/live/target.py ServerTarget holds them). ``server``
 # or ``context`` binds; the others refine (they override the context's settings).

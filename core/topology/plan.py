@@ -362,18 +362,21 @@ def _update_problems(stored: Any, wanted: Any, existing: dict[str, Any],
     return errors
 
 
-def _implicit_clusters_missing(desired: Topology, known: set[str], label: str
-                               ) -> list[Problem]:
+def _implicit_clusters_missing(desired: Topology, known: set[str], label: str,
+                               said: set[tuple[str, str | None]]) -> list[Problem]:
     """A topology without ``[clusters]`` (its clusters implicit) applied where none exists
     yet: each object in a cluster the target does not have, refused before anything is
-    applied (apply creates declared clusters only; ``local`` is always there)."""
+    applied (apply creates declared clusters only; ``local`` is always there). ``said``:
+    the (file, object) whose cluster has a problem already (no string, no cluster name):
+    that one is the problem, never also a cluster to create."""
     from ..errors import did_you_mean
     from .model import DEFAULT_CLUSTER
 
     known = known | {DEFAULT_CLUSTER}
     return [missing_cluster(obj, label, sorted(known), did_you_mean(obj.cluster, sorted(known)),
                             listed=False)
-            for obj in desired.objects if obj.cluster not in known]
+            for obj in desired.objects
+            if obj.cluster not in known and (obj.file, obj.label) not in said]
 
 
 def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> Plan:
@@ -433,7 +436,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                                                    and _key(w) in warned))]
     if not state.clusters:
         problems += _implicit_clusters_missing(
-            desired, set(current.clusters) | set(clusters.damaged), clusters.label)
+            desired, set(current.clusters) | set(clusters.damaged), clusters.label,
+            said={(p.file, p.object) for p in problems if p.field == "cluster"})
     # Compare.
     changes: list[Change] = []
     cur_by_id = {_ident(o): o for o in current.objects}
