@@ -65,16 +65,24 @@ class DurationError(ValueError):
     missing unit, e.g. 5s``. ``value`` is the text refused and ``reason`` the why alone, for
     a caller that names the flag (``invalid value for --ttl: '5': missing unit, e.g. 5s``)."""
 
-    def __init__(self, message: str, *, value: object = None, reason: str | None = None
-                 ) -> None:
+    def __init__(self, message: str, *, value: object = None, reason: str | None = None,
+                 too_long: bool = False) -> None:
         super().__init__(message)
         self.value = value
         self.reason = reason or message
+        self.too_long = too_long  # a well-formed duration past the maximum
 
 
 def _refused(text: str, reason: str) -> DurationError:
     return DurationError(f"invalid duration {clip(text)!r}: {reason}", value=clip(text),
                          reason=reason)
+
+
+def _too_long(text: str, part: str = "") -> DurationError:
+    err = _refused(text, f"{part}{' is ' if part else ''}more than the maximum "
+                         f"{format_duration(MAX_DURATION)} (about 292 years)")
+    err.too_long = True
+    return err
 
 
 def _float32(value: float) -> float:
@@ -174,16 +182,14 @@ def _sum_parts(text: str, long_ns: Callable[[str, str], float]) -> int:
             except (ValueError, OverflowError):
                 raise _refused(text, f"{number!r} is not a number") from None
             if ns >= 2.0**63:
-                raise _refused(text, f"{part} is more than the maximum "
-                                     f"{format_duration(MAX_DURATION)} (about 292 years)")
+                raise _too_long(text, part)
             total += int(ns)
         elif unit in _GO_UNITS:
             total += parse_go_duration(part)
         else:
             raise _refused(text, f"invalid unit {unit!r} ({_UNIT_HELP})")
         if total > MAX_DURATION:
-            raise _refused(text, f"more than the maximum {format_duration(MAX_DURATION)} "
-                                 "(about 292 years)")
+            raise _too_long(text)
     return -total if parts[0][0] == "-" else total
 
 
@@ -216,8 +222,7 @@ def _parse(text: str, *, long_units: bool) -> int:
             pos = m.end()
         total *= sign
     if abs(total) > MAX_DURATION:
-        raise _refused(text, f"more than the maximum {format_duration(MAX_DURATION)} "
-                             "(about 292 years)")
+        raise _too_long(text)
     return total
 
 
@@ -229,7 +234,14 @@ def read_duration(text: str, *, unlimited: bool = False, wait: bool = False) -> 
     value = str(text).strip()
     if unlimited and value in ("-1", "0", "unlimited"):
         return 0
-    ns = parse_duration(value)
+    try:
+        ns = parse_duration(value)
+    except DurationError as err:
+        if not (wait and err.too_long):
+            raise
+        # past any duration, so past the longest wait: said as that rule
+        raise _refused(value, f"more than the longest wait, 100y ({format_duration(MAX_WAIT)})"
+                       ) from None
     if ns < 0:
         raise _refused(value, "must not be negative")
     if wait:

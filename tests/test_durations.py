@@ -279,3 +279,17 @@ def test_jsm_go_parse_duration(text, ns):
             parse_jsm_duration(text)
     else:
         assert parse_jsm_duration(text) == ns
+
+
+@pytest.mark.parametrize("text", ["300y", "99999999999999999999d", "150y"])
+def test_a_wait_past_any_duration_is_said_past_the_longest_wait(text):
+    """The rule a wait breaks is its own (100y), not Go's maximum (292 years) that a
+    longer text also breaks."""
+    from jetlink.core.durations import DurationError, read_duration
+
+    with pytest.raises(DurationError) as exc:
+        read_duration(text, wait=True)
+    assert "more than the longest wait, 100y (876000h0m0s)" in exc.value.reason
+    with pytest.raises(DurationError) as exc:  # not a wait: Go's maximum
+        read_duration("300y")
+    assert "about 292 years" in exc.value.reason

@@ -172,7 +172,10 @@ def test_timeouts(value, seconds):
                                        ("soon", "expected a number and a unit"),
                                        ("2h", "at most 1h"), ("5", "missing unit, e.g. 5s"),
                                        ("1.5", "missing unit"), ("0", "more than 0"),
-                                       ("-1", "missing unit")])
+                                       ("-1", "missing unit"),
+                                       # past any duration: the timeout's own rule said
+                                       ("99999999999999999999d", "at most 1h"),
+                                       ("300y", "at most 1h")])
 def test_bad_timeouts(value, why):
     """natscli's rule, the one of every jetlink duration: a unit is required."""
     with pytest.raises(UsageError, match="invalid timeout") as err:

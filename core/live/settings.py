@@ -568,7 +568,12 @@ def timeout_seconds(value: Any) -> float:
         shown = repr(value)
     else:
         shown = repr(str(value).strip())
-        seconds = parse_duration(str(value).strip()) / 1e9
+        try:
+            seconds = parse_duration(str(value).strip()) / 1e9
+        except DurationError as err:
+            if not err.too_long:
+                raise
+            seconds = float("inf")  # past any duration: past 1h, said as that rule
     if not seconds > 0 or seconds > 3600:
         raise DurationError(f"invalid duration {shown}: must be more than 0 and at most 1h",
                             value=value, reason="must be more than 0 and at most 1h")
