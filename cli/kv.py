@@ -39,6 +39,8 @@ from jetlink.cli.common import usage
 from jetlink.cli.kv_get import open_bucket, printable, show_entry
 from jetlink.cli.options import (
     DURATION,
+    SIZE,
+    SIZE32,
     UNLIMITED_DURATION,
     WAIT,
     JsonLinesOption,
@@ -131,7 +133,7 @@ MaxValueSizeOption = Annotated[
     str | None,
     _opt(
         "--max-value-size",
-        metavar="BYTES",
+        metavar="BYTES", parser=SIZE32,
         help="Maximum size of a single value (e.g. 1KB, 1MiB; -1: unlimited).",
     ),
 ]
@@ -139,7 +141,7 @@ MaxBucketSizeOption = Annotated[
     str | None,
     _opt(
         "--max-bucket-size",
-        metavar="BYTES",
+        metavar="BYTES", parser=SIZE,
         help="Maximum size of the bucket (e.g. 512MB, 1GB; -1: unlimited).",
     ),
 ]

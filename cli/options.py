@@ -125,6 +125,30 @@ class DurationType:
         return self.ns(text) / 1e9
 
 
+class SizeType:
+    """The type of an option that takes a size (``--max-bytes``, ``--max-value-size`` ...):
+    natscli's ParseStringAsBytes (core.numbers ``parse_byte_size``) applied while the
+    command line is parsed, as a duration's, so a bad value is a usage error before anything
+    runs (a prompt, a connection). The command gets the text as typed and reads it with the
+    same rule (cli/stream_flags.py ``parse_size``)."""
+
+    __name__ = "size"  # the parameter type's name (Typer's FuncParamType reads it)
+
+    def __init__(self, bits: int = 64) -> None:
+        self.bits = bits
+
+    def __call__(self, value: Any) -> str:
+        from jetlink.core.numbers import parse_byte_size
+
+        text = str(value)
+        try:
+            parse_byte_size(text, self.bits)
+        except ValueError as exc:  # (said as a duration's: "invalid value for --flag: ...")
+            raise DurationRefused(text.strip(), str(exc)) from None
+        return text
+
+
+SIZE, SIZE32 = SizeType(), SizeType(bits=32)  # an int64 size, an int32 one (max_msg_size)
 DURATION = DurationType()
 JAVA_DURATION = DurationType(java=True)  # Kafka's tools' durations (--by-duration)
 WAIT = DurationType(wait=True)

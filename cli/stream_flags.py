@@ -39,29 +39,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from jetlink.cli.common import usage
-from jetlink.cli.options import DURATION, UNLIMITED_DURATION
+from jetlink.cli.options import DURATION, SIZE, SIZE32, UNLIMITED_DURATION
 from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.config.stream import StreamConfig, StreamSource
 
-_SIZE = re.compile(r"(\d+)([A-Za-z]+)", re.ASCII)
-_SIZE_UNITS = {
-    "B": 0,
-    "K": 10,
-    "KB": 10,
-    "KIB": 10,
-    "M": 20,
-    "MB": 20,
-    "MIB": 20,
-    "G": 30,
-    "GB": 30,
-    "GIB": 30,
-    "T": 40,
-    "TB": 40,
-    "TIB": 40,
-}
-_INT_MAX = {32: 2**31 - 1, 64: 2**63 - 1}
 
 RETENTION_NAMES = {
     "limits": "limits",
@@ -81,31 +64,16 @@ PERSIST_NAMES = {"default": "", "async": "async"}
 
 def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
     """natscli's ``ParseStringAsBytes``: ``-1`` (any negative) is unlimited (-1), ``512``,
-    ``512MB``, ``1GiB``, ``2t`` (1024-based)."""
+    ``512MB``, ``1GiB``, ``2t`` (1024-based); a usage error naming ``flag`` otherwise."""
     from jetlink.core.errors import clip
-    from jetlink.core.numbers import IntTextError, parse_int
+    from jetlink.core.numbers import parse_byte_size
 
-    value = str(text).strip()
-    if value.startswith("-"):
-        return -1
-    too_big = usage(f"invalid value for {flag}: {clip(str(text))!r}: maximum is "
-                    f"{_INT_MAX[bits]:,}")
-    if re.fullmatch(r"\d+", value):
-        digits, shift = value, 0
-    else:
-        m = _SIZE.fullmatch(value)
-        unit = m.group(2).upper() if m else ""
-        if not m or unit not in _SIZE_UNITS:
-            raise usage(
-                f"invalid value for {flag}: {clip(str(text))!r}: bytes are a whole number "
-                "ending in B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, TB or TiB (all 1024-based), "
-                "or -1 for unlimited"
-            )
-        digits, shift = m.group(1), _SIZE_UNITS[unit]
     try:
-        return parse_int(digits, 0, _INT_MAX[bits] >> shift) << shift
-    except IntTextError:
-        raise too_big from None
+        return parse_byte_size(str(text), bits)
+    except ValueError as exc:
+        raise usage(f"invalid value for {flag}: {clip(str(text))!r}: {exc}") from None
+
+
 
 
 def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False,
@@ -436,7 +404,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--max-bytes",
-                metavar="BYTES",
+                metavar="BYTES", parser=SIZE,
                 help="Maximum bytes to keep (512MB, 1GB; -1 unlimited).",
             ),
         ],
@@ -461,7 +429,7 @@ _SPECS: list[tuple[str, Any, tuple[str, ...]]] = [
             str | None,
             _opt(
                 "--max-msg-size",
-                metavar="BYTES",
+                metavar="BYTES", parser=SIZE32,
                 help="Maximum size any 1 message may be (1MB; -1 unlimited).",
             ),
         ],

@@ -168,6 +168,35 @@ def go_int_of_float(text: str) -> int:
     return int(value)  # toward zero, as Go converts
 
 
+_SIZE = re.compile(r"(\d+)([A-Za-z]+)", re.ASCII)
+_SIZE_UNITS = {"B": 0, "K": 10, "KB": 10, "KIB": 10, "M": 20, "MB": 20, "MIB": 20, "G": 30,
+               "GB": 30, "GIB": 30, "T": 40, "TB": 40, "TIB": 40}
+_SIZE_MAX = {32: 2**31 - 1, 64: 2**63 - 1}
+
+
+def parse_byte_size(text: str, bits: int = 64) -> int:
+    """natscli's ``ParseStringAsBytes``: ``-1`` (any negative) is unlimited (-1), ``512``,
+    ``512MB``, ``1GiB``, ``2t`` (1024-based), at most the largest int of ``bits`` bits;
+    ValueError saying the rule otherwise (the caller names the option and the value)."""
+    value = text.strip()
+    if value.startswith("-"):
+        return -1
+    if re.fullmatch(r"\d+", value):
+        digits, shift = value, 0
+    else:
+        m = _SIZE.fullmatch(value)
+        unit = m.group(2).upper() if m else ""
+        if not m or unit not in _SIZE_UNITS:
+            raise ValueError(
+                "bytes are a whole number ending in B, K, KB, KiB, M, MB, MiB, G, GB, GiB, T, "
+                "TB or TiB (all 1024-based), or -1 for unlimited")
+        digits, shift = m.group(1), _SIZE_UNITS[unit]
+    try:
+        return parse_int(digits, 0, _SIZE_MAX[bits] >> shift) << shift
+    except IntTextError:
+        raise ValueError(f"maximum is {_SIZE_MAX[bits]:,}") from None
+
+
 _DIGIT_LIMIT = re.compile(r"Exceeds the limit \((\d+) digits\).*?value has (\d+) digits")
 
 

@@ -562,11 +562,10 @@ def test_engine_errors_keep_their_codes(jl):
 
 
 def test_bad_flag_values_are_usage_errors(jl):
-    result = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--max-bytes", "1XB")
-    assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("jetlink: error: invalid value for --max-bytes: ")
-    # a duration is read by the option's type (cli/options.py DurationType) as it is parsed
-    for flag, value in (("--max-age", "soon"), ("--dupe-window", "5")):
+    # a size and a duration are read by the option's type (cli/options.py SizeType,
+    # DurationType) as it is parsed
+    for flag, value in (("--max-bytes", "1XB"), ("--max-msg-size", "3GB"),
+                        ("--max-age", "soon"), ("--dupe-window", "5")):
         result = jl("stream", "add", "S", "--subjects", "s", "--defaults", flag, value)
         assert result.exit_code == 2, (flag, result.output)
         assert f"invalid value for {flag}: {value!r}: " in result.stderr
@@ -1166,10 +1165,16 @@ def test_duration_flags_read_natscli_units_in_either_form(jl, text, expected, fo
 
 
 def test_duration_flag_over_the_maximum_is_refused_with_the_maximum(jl):
+    r = jl("stream", "add", "S", "--subjects", "s", "--defaults", "--max-age",
+           "99999999999999h")
+    assert r.exit_code == 2
+    assert ("invalid value for --max-age: '99999999999999h': more than the "
+            "maximum 2562047h47m16.854775807s") in r.output
+    # a wait's own rule is the longest wait
     r = jl("replicate", "--follow", "--interval", "99999999999999h")
     assert r.exit_code == 2
-    assert ("invalid value for --interval: '99999999999999h': more than the "
-            "maximum 2562047h47m16.854775807s") in r.output
+    assert ("invalid value for --interval: '99999999999999h': more than the longest wait, "
+            "100y (876000h0m0s)") in r.output
 
 
 @pytest.mark.parametrize(

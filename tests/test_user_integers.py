@@ -98,9 +98,9 @@ def test_integer_past_any_range_is_refused_in_one_line(jl, args, status, line, n
     res = jl(*[a.replace("{n}", n) for a in args])
     assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
     message = line.replace("{v}", shown(_quoted(args, n))).replace("{n}", shown(n))
-    if "more than the maximum" in line:
-        # a duration flag is refused while the command line is parsed (cli/options.py
-        # DurationType): click's usage error, the same message, exit 2
+    if "more than the maximum" in line or "--max-bytes" in line or "--max-msg-size" in line:
+        # a duration or size flag is refused while the command line is parsed (cli/options.py
+        # DurationType, SizeType): click's usage error, the same message, exit 2
         assert (res.exit_code, res.stdout) == (status, ""), res.stderr
         assert f"Error: {message}\n" in res.stderr
         assert "Traceback" not in res.stderr
