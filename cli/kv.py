@@ -508,7 +508,6 @@ def edit(
     marker_ttl: MarkerTtlOption = None,
     max_value_size: MaxValueSizeOption = None,
     max_bucket_size: MaxBucketSizeOption = None,
-    storage: StorageOption = None,
     replicas: ReplicasOption = None,
     compress: CompressOption = None,
     description: DescriptionOption = None,
@@ -541,7 +540,7 @@ def edit(
         marker_ttl=marker_ttl,
         max_value_size=max_value_size,
         max_bucket_size=max_bucket_size,
-        storage=storage,
+        storage=None,  # set at creation only: natscli's kv edit has no --storage
         replicas=replicas,
         compress=compress,
         description=description,

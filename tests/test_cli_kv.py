@@ -1151,3 +1151,12 @@ def test_a_bucket_size_below_what_it_holds_removes_nothing_and_says_it_is_full(j
     assert jl("kv", "get", "FULL", "a", "--raw").stdout == "123456"
     r = jl("kv", "put", "FULL", "b", "x")
     assert r.exit_code == 1 and "(10077)" in r.stderr
+
+
+def test_kv_edit_has_no_storage_option_as_natscli(jl):
+    """A bucket's storage is set when it is made (the server refuses to change it, 10052):
+    natscli's kv edit has no --storage, nor has jetlink's (it took one, then failed)."""
+    ok(jl("kv", "add", "B"))
+    res = jl("kv", "edit", "B", "--storage", "memory")
+    assert (res.exit_code, res.stdout) == (2, "")
+    assert "No such option: --storage" in res.stderr
