@@ -58,6 +58,11 @@ def _run(app: App, job: Any) -> None:
         summary = job()
     else:
         summary = with_progress(job)
+    # the job is done and its target written: an interrupt now would only cut the summary
+    # short, and a script must not read a finished job as an interrupted one (exit 130)
+    from jetlink.core.interrupts import ignored_from_now
+
+    ignored_from_now()
     doc = summary.to_json()
 
     def human(_app: App, d: dict[str, Any]) -> None:

@@ -95,6 +95,27 @@ def test_an_interrupt_while_the_target_is_written_removes_the_target(jl, monkeyp
     ok(jl("spark", "mirror", "store:ORDERS", "store:BACKUP"))  # the same job, anew
 
 
+def test_an_interrupt_once_the_job_is_done_is_no_interrupted_job(jl, monkeypatch):
+    """A Ctrl-C landing as the job has finished (its target written) is ignored: the
+    summary is printed, exit 0 (a script must not read a finished job as interrupted)."""
+    import os
+    import signal
+
+    from jetlink.sparkops.run import Summary
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    real = Summary.to_json
+
+    def interrupted_then_rendered(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(self)
+
+    monkeypatch.setattr(Summary, "to_json", interrupted_then_rendered)
+    summary = doc(jl("spark", "mirror", "store:ORDERS", "store:BACKUP", "-j"))
+    assert (summary["rows_out"], summary["target"]) == (5, "store:local/BACKUP")
+
+
 def test_source_seeds_then_the_pump_continues_like_the_pump_alone(jl):
     ok(jl("stream", "add", "EU", "--subjects", "eu.>", "--defaults"))
     ok(jl("stream", "add", "US", "--subjects", "us.>", "--defaults"))
