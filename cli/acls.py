@@ -245,9 +245,8 @@ def rm(
         output.confirm(app, f"Really remove {len(matching)} ACL"
                             f"{'' if len(matching) == 1 else 's'}", force=force,
                        action=f"remove {len(matching)} ACLs")
-    owners = store.owners(matching)
     gone = store.remove(filters)
-    _resynced(app, gone, owners)
+    _resynced(app, gone, store)
 
     def human(a: App, _d: Any) -> None:
         for b in gone:
@@ -604,38 +603,78 @@ def _acl_block(head: str, bindings: list[Any]) -> list[str]:
     return [f"{head}: ", *entries, ""]
 
 
-def _resynced(app: App, gone: list[Any], owners: dict[Any, str]) -> None:
-    """A warning per cluster link whose ACL sync creates again ACLs just removed: it made
-    them, its acl.filters still select them and the source cluster holds them
-    (core/kafka/links.py ``acls_synced_again``). Through REST nothing says who made an ACL:
-    no owners, no warning."""
-    if not owners:
+def _resynced(app: App, gone: list[Any], store: Any) -> None:
+    """A warning per cluster link whose ACL sync creates again ACLs just removed: its
+    acl.filters select them and the source cluster holds them, whoever made them
+    (core/kafka/links.py ``acls_synced_again``). Through REST nothing is known here of the
+    server's links or of who made an ACL (``store.owners`` answers None): no warning."""
+    if not gone or store.owners(gone) is None:
         return
     from jetlink.core.kafka.links import Links
 
-    again = Links(common.data_dir(app), app.cluster).acls_synced_again(gone, owners)
+    again = Links(common.data_dir(app), app.cluster).acls_synced_again(gone)
     for link, n in again.items():
-        were = "was" if n == 1 else "were"
-        output.notice(app, f"jetlink: warning: {n} of the ACLs removed {were} made by the "
-                           f"ACL sync of cluster link {link} (acl.sync.enable), whose next "
-                           "run creates them again: its acl.filters select them and the "
+        output.notice(app, f"jetlink: warning: {n} of the ACLs removed {'is' if n == 1 else 'are'}"
+                           f" created again by the next run of the ACL sync of cluster link "
+                           f"{link} (acl.sync.enable): its acl.filters select them and the "
                            "source cluster holds them; change the link's acl.filters, or "
                            "remove them on the source, to keep them removed")
 
 
 def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None:
-    matching = sorted({b for f in filters for b in store.find(f)})
-    if matching:
-        output.confirm(app, f"Are you sure you want to remove {len(matching)} ACLs? (y/n)",
-                       force=force, action=f"remove {len(matching)} ACLs (kafka-acls --force)")
-    owners = store.owners(matching)
-    gone = store.remove(filters)
-    _resynced(app, gone, owners)
+    """AclCommand.removeAcls: per resource filter, unless --force, its question (the ACLs
+    the command line names, or "delete all ACLs" when it names no principal) answered on
+    stdin, a terminal or not (AclCommand confirmAction: ``y`` in any case removes them,
+    anything else leaves them); stdin ending before an answer removes nothing and is a usage
+    error (exit 2), as a removal with no way to confirm it."""
+    groups: dict[tuple[str, str | None, str], list[Any]] = {}
+    for f in filters:
+        groups.setdefault((f.resource_type, f.name, f.pattern_type), []).append(f)
+    removing: list[Any] = []
+    for (rt, name, pt), flts in groups.items():
+        shown = (f"ResourcePattern(resourceType={rt}, name={'<any>' if name is None else name}"
+                 f", patternType={pt})")
+        named = [f for f in flts if f.principal is not None]
+        if not named:
+            question = (f"Are you sure you want to delete all ACLs for resource filter "
+                        f"`{shown}`? (y/n)")
+        else:
+            aces = "\n".join(f"\t(principal={f.principal}, host={f.host}, operation="
+                             f"{f.operation}, permissionType={f.permission})" for f in named)
+            question = (f"Are you sure you want to remove ACLs: \n {aces} \n from resource "
+                        f"filter `{shown}`? (y/n)")
+        if force or _answered_yes(app, question):
+            removing += flts
+    if filters and not removing:  # every question answered no: AclCommand says no more
+        if app.json:
+            output.print_json(_doc([]))
+        return
+    gone = store.remove(removing)
+    _resynced(app, gone, store)
     if app.json:
         output.print_json(_doc(sorted(gone)))
         return
     if not gone:  # AclCommand prints nothing of its own here: a filter that matched nothing
         output.notice(app, "jetlink: notice: no ACL matched: nothing removed")
+
+
+def _answered_yes(app: App, question: str) -> bool:
+    """AclCommand's confirmAction: ``question`` on stdout (stderr with --json: stdout holds
+    the document), then one line of stdin: ``y`` (any case) is yes. No line at all (stdin
+    at its end) is a usage error: nothing can confirm the removal."""
+    import sys
+
+    from jetlink.core.errors import UsageError
+
+    if app.json:
+        output.notice(app, question)
+    else:
+        output.line(app, question)
+    answer = sys.stdin.readline()
+    if not answer:
+        raise UsageError("no answer on stdin to confirm the removal: answer y, or pass "
+                         "--force (nothing was removed)")
+    return answer.rstrip("\r\n").lower() == "y"
 
 
 def _kafka_list(app: App, store: Any, filters: list[Any], principals: list[str]) -> None:

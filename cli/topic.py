@@ -518,6 +518,12 @@ def produce(
         app.emit([], human=lambda a, d: None)
         return
     kafka = open_kafka(app, principal)
+    # a producer asks for the topic's metadata (DESCRIBE on it: KafkaApis
+    # handleTopicMetadataRequest) before it produces (WRITE): both must be allowed. WRITE
+    # is asked first, so that a principal without either is told the one that grants both
+    # (WRITE implies DESCRIBE); DESCRIBE then refuses only where a DENY says so
+    kafka.authorize("Produce", topic=topic)
+    kafka.describe_topic(topic)
     placed: list[tuple[int, int]] = []  # every (partition, offset) with --json
     produced = 0
     spans: dict[int, list[int]] = {}  # partition -> [first offset, last offset]

@@ -55,6 +55,19 @@ def test_produce_needs_write_on_the_topic(kw):
     assert log_end(kw) == 4
 
 
+def test_produce_needs_the_topic_s_metadata_too(kw):
+    """A producer asks for the topic's metadata first (DESCRIBE, implied by WRITE): an
+    explicit DENY DESCRIBE refuses it, as Kafka's broker refuses the Metadata request."""
+    allow(kw, "User:bob", "--operation", "write", "--topic", "orders")
+    allow(kw, "User:bob", "--operation", "describe", "--topic", "orders", "--deny")
+    r = kw("topic", "produce", "orders", "x", "--principal", "User:bob")
+    refused(r, "User:bob is not authorized to DESCRIBE topic orders: the DENY "
+               "ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL) "
+               "(principal=User:bob, host=*, operation=DESCRIBE, permissionType=DENY) matched "
+               "(TOPIC_AUTHORIZATION_FAILED 29)")
+    assert log_end(kw) == 2  # nothing produced
+
+
 def test_consume_with_a_group_needs_read_on_the_topic_and_on_the_group(kw):
     allow(kw, "User:carol", "--operation", "read", "--topic", "orders")
     r = kw("topic", "consume", "orders", "--from-beginning", "-g", "app", "--principal",

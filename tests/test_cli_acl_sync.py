@@ -181,15 +181,62 @@ def test_removing_an_acl_the_sync_made_warns_that_the_next_run_makes_it_again(tw
         r = ok(two("--cluster", "east", "kafka-acls", "--remove", "--topic", "orders",
                    "--force"))
     assert r.stderr.splitlines()[-1] == (
-        "jetlink: warning: 1 of the ACLs removed was made by the ACL sync of cluster link L "
-        "(acl.sync.enable), whose next run creates them again: its acl.filters select them "
-        "and the source cluster holds them; change the link's acl.filters, or remove them on "
-        "the source, to keep them removed")
+        "jetlink: warning: 1 of the ACLs removed is created again by the next run of the ACL "
+        "sync of cluster link L (acl.sync.enable): its acl.filters select them and the "
+        "source cluster holds them; change the link's acl.filters, or remove them on the "
+        "source, to keep them removed")
     ok(two("--cluster", "east", "acls", "add", "--principal", "User:carol", "--operation",
            "read", "--topic", "orders"))
     r = ok(two("--cluster", "east", "acls", "rm", "--principal", "User:carol", "--topic",
                "orders", "--force"))
-    assert "warning" not in r.stderr  # an ACL no link made: nothing to say
+    assert "warning" not in r.stderr  # the source does not hold it: nothing to say
+
+
+def test_removing_a_hand_made_acl_the_sync_selects_warns_too(two):
+    """An ACL made by hand on the destination that the source also holds and the link's
+    filters select: removed, the next sync copies it (the destination lacks it), so the
+    removal says so, as for one the sync made."""
+    ok(two("--cluster", "east", "acls", "add", "--principal", "User:alice", "--operation",
+           "read", "--topic", "orders"))  # by hand, before the link: not the link's
+    ok(two("--cluster", "east", "links", "create", "L", "--source-cluster", "west", "-c",
+           "acl.sync.enable=true", "--acl-filters-json-file", str(two.tmp / "f.json")))
+    r = ok(two("--cluster", "east", "acls", "rm", "--principal", "User:alice", "--topic",
+               "orders", "--force"))
+    assert r.stderr.splitlines()[-1] == (
+        "jetlink: warning: 1 of the ACLs removed is created again by the next run of the ACL "
+        "sync of cluster link L (acl.sync.enable): its acl.filters select them and the "
+        "source cluster holds them; change the link's acl.filters, or remove them on the "
+        "source, to keep them removed")
+
+
+@pytest.mark.parametrize("side", ["east", "west"])
+def test_a_link_pair_never_syncs_back_an_acl_removed_where_it_was_made(two, cli_clock, side):
+    """west -> east and east -> west, both syncing every ACL: an ACL made on one side and
+    removed there is not brought back from the other side's copy of it (its own ACL
+    echoed), whichever side's links run first; the copy goes at the next sync, as a
+    removal on the source does."""
+    (two.tmp / "all.json").write_text('{"aclFilters":[{}]}')
+    ok(two("--cluster", "east", "acls", "add", "--principal", "User:ANONYMOUS", "--operation",
+           "describe", "--kafka-cluster"))
+    for here, there in (("east", "west"), ("west", "east")):
+        ok(two("--cluster", here, "links", "create", f"from-{there}", "--source-cluster",
+               there, "-c", "acl.sync.enable=true", "-c", "acl.sync.ms=0",
+               "--acl-filters-json-file", str(two.tmp / "all.json")))
+    ok(two("--cluster", side, "acls", "add", "--principal", "User:dave", "--operation",
+           "read", "--topic", "orders", "--deny"))
+    ok(two("replicate"))
+
+    def has_dave(cluster):
+        return any(a["principal"] == "User:dave"
+                   for a in doc(two("--cluster", cluster, "acls", "ls", "-j"))["data"])
+
+    assert has_dave("west") and has_dave("east")
+    ok(two("--cluster", side, "kafka-acls", "--remove", "--deny-principal", "User:dave",
+           "--operation", "Read", "--topic", "orders", "--force"))
+    for _ in range(3):
+        cli_clock.advance_s(1)
+        ok(two("replicate"))
+    assert (has_dave("west"), has_dave("east")) == (False, False)
 
 
 @pytest.mark.parametrize("change", [

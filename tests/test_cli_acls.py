@@ -463,3 +463,34 @@ def test_kafka_acls_cluster_with_a_value_names_both_clusters(jl):
         "jetlink: error: kafka-acls' --cluster is the cluster resource (the ACLs of the cluster "
         "itself) and takes no value: select cluster west with jetlink --cluster west "
         "kafka-acls ..., or --bootstrap-server west\n")
+
+
+def test_kafka_acls_remove_asks_per_resource_filter_and_reads_the_answer_on_stdin(jl):
+    """AclCommand's confirmAction: the question per resource filter on stdout, the answer
+    one line of stdin, a terminal or not (a runbook pipes `echo y`): y (any case) removes,
+    anything else leaves them; stdin at its end: nothing removed, a usage error."""
+    from helpers import data_dir_bytes
+
+    ok(jl("cluster", "add", "kw", "--kind", "kafka", "--authorizer"))
+    ok(jl("--cluster", "kw", "kafka-acls", "--add", "--allow-principal", "User:a",
+          "--operation", "Read", "--operation", "Write", "--topic", "orders"))
+    before = data_dir_bytes(jl.data)
+    ask = ["Are you sure you want to remove ACLs: ",
+           f" \t{entry('User:a', 'READ')} ",
+           f" from resource filter `{PATTERN}`? (y/n)"]
+    remove_read = ("--cluster", "kw", "kafka-acls", "--remove", "--allow-principal", "User:a",
+                   "--operation", "Read", "--topic", "orders")
+    r = ok(jl(*remove_read, input="n\n"))
+    assert (r.stdout.splitlines(), r.stderr) == (ask, "")
+    r = jl(*remove_read, input="")
+    assert (r.exit_code, r.stdout.splitlines()) == (2, ask)
+    assert r.stderr.endswith("no answer on stdin to confirm the removal: answer y, or pass "
+                             "--force (nothing was removed)\n")
+    assert data_dir_bytes(jl.data) == before  # neither removed anything
+    ok(jl(*remove_read, input="y\n"))
+    assert [d["operation"] for d in doc(jl("--cluster", "kw", "acls", "ls", "-j"))["data"]] \
+        == ["WRITE"]
+    r = ok(jl("--cluster", "kw", "kafka-acls", "--remove", "--topic", "orders", input="Y\n"))
+    assert r.stdout == ("Are you sure you want to delete all ACLs for resource filter "
+                        f"`{PATTERN}`? (y/n)\n")
+    assert doc(jl("--cluster", "kw", "acls", "ls", "-j"))["data"] == []

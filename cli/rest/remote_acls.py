@@ -99,9 +99,10 @@ class RestAcls:
             self.client.create_acl(acl_fields(b))
         return made
 
-    def owners(self, bindings: Iterable[AclBinding]) -> dict[AclBinding, str]:
-        """None known: REST v3's ACL documents do not say which a link's ACL sync made."""
-        return {}
+    def owners(self, bindings: Iterable[AclBinding]) -> dict[AclBinding, str] | None:
+        """Not known (None): REST v3's ACL documents do not say which a link's ACL sync
+        made, and the server's links are not read from here."""
+        return None
 
     def remove(self, filters: Iterable[AclFilter]) -> list[AclBinding]:
         gone: list[AclBinding] = []

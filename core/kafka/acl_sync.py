@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
 
 __all__ = ["ACL_FILTERS_KEY", "AclSyncResult", "doomed_acls", "link_acl_filters", "owner_of",
-           "owning_link", "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
+           "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
 
 ACL_FILTERS_KEY = "acl.filters"
 _TASK = "AclSync"
@@ -61,12 +61,6 @@ _ERROR_FIELDS = {"resource_type": "resourceFilter.resourceType",
 def owner_of(link: str) -> str:
     """The owner the ACL sync of ``link`` marks its ACLs with."""
     return f"link:{link}"
-
-
-def owning_link(owner: str) -> str | None:
-    """The link whose ACL sync marks its ACLs ``owner`` (:func:`owner_of`); None for
-    another owner."""
-    return owner[len("link:"):] if owner.startswith("link:") else None
 
 
 def _bad(path: str, why: str) -> KafkaError:
@@ -126,15 +120,38 @@ def link_acl_filters(configs: Any) -> list[AclFilter]:
     return parse_acl_filters(text) if text else []
 
 
-def _selected(store: AclStore, filters: Sequence[AclFilter]) -> list[AclBinding]:
-    """The ACLs of the source the filters select: what the sync copies. A region's fence
-    (owner acl_fence.py FENCE_OWNER: the DENY WRITE ``dr fence`` puts on a returned old
-    source's topics) is that cluster's own write stop, never copied: synced, it would stop
-    the writes of the side that took over."""
+def _selected(store: AclStore, filters: Sequence[AclFilter], destination: str
+              ) -> list[AclBinding]:
+    """The ACLs of the source the filters select: what the sync copies into cluster
+    ``destination``. Left out:
+
+    - a region's fence (owner acl_fence.py FENCE_OWNER: the DENY WRITE ``dr fence`` puts on
+      a returned old source's topics), that cluster's own write stop: synced, it would stop
+      the writes of the side that took over;
+    - the copies the source holds of the destination's own ACLs (made by the ACL sync of a
+      link of the source whose source is ``destination``: the other half of a link pair).
+      Synced back, an ACL removed on the destination would come back from its own copy,
+      and the copy would stay for as long as the ACL it came back as: never removed."""
     from .acl_fence import FENCE_OWNER
 
-    fence = set(store.find(owner=FENCE_OWNER))
-    return [b for b in store.find() if b not in fence and any(f.matches(b) for f in filters)]
+    echoes = {owner_of(link) for link in _links_from(store, destination)}
+    left_out = set(store.find(owner=FENCE_OWNER))
+    for owner in echoes:
+        left_out.update(store.find(owner=owner))
+    return [b for b in store.find() if b not in left_out and any(f.matches(b) for f in filters)]
+
+
+def _links_from(store: AclStore, source: str) -> list[str]:
+    """The links of ``store``'s cluster whose source cluster is ``source`` (the links
+    table of core/kafka/links.py, read here: that module imports this one)."""
+    import sqlite3
+
+    try:
+        with store.cluster.read() as conn:
+            return [r[0] for r in conn.execute("SELECT name FROM links WHERE source_cluster = ?",
+                                               (source,))]
+    except sqlite3.OperationalError:  # no links table: the cluster never had a link
+        return []
 
 
 @dataclass(frozen=True)
@@ -188,7 +205,8 @@ def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     denied = _describe_denied(src, source, configs)
     if denied is not None:
         raise denied
-    created, deleted = dst.sync_owned(owner_of(link), _selected(src, filters))
+    created, deleted = dst.sync_owned(owner_of(link), _selected(src, filters,
+                                                                destination.name))
     return AclSyncResult(tuple(created), tuple(deleted))
 
 
@@ -204,7 +222,7 @@ def doomed_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     dst = AclStore(destination)
     if not src.settings().enabled or not dst.settings().enabled:
         return []
-    keep = set(_selected(src, link_acl_filters(configs)))
+    keep = set(_selected(src, link_acl_filters(configs), destination.name))
     held = set(src.find())
     return [b for b in dst.find(owner=owner_of(link)) if b not in keep and b in held]
 
@@ -218,7 +236,8 @@ def pending_acls(datadir: DataDir, destination: Cluster, source: str, configs: A
     if not src.settings().enabled or not dst.settings().enabled:
         return None
     have = set(dst.find())
-    return [b for b in _selected(src, link_acl_filters(configs)) if b not in have]
+    return [b for b in _selected(src, link_acl_filters(configs), destination.name)
+            if b not in have]
 
 
 def step_acl_sync(m: Any, li: Any, state: str, now: int) -> tuple[int, list[str]]:

@@ -81,7 +81,6 @@ from ..numbers import IntTextError, parse_int
 from .acl_sync import (
     ACL_FILTERS_KEY,
     doomed_acls,
-    owning_link,
     parse_acl_filters,
     pending_acls,
     sync_unauthorized,
@@ -1285,27 +1284,24 @@ class Links:
                 raise _not_found(name, conn)
         return info
 
-    def acls_synced_again(self, removed: Iterable[Any], owners: Mapping[Any, str]
-                          ) -> dict[str, int]:
-        """Per cluster link of this cluster, how many of the ACLs ``removed`` (``owners``:
-        who made each, AclStore.owners, read before the removal) its next ACL sync creates
-        again: those it made that its acl.filters still select while the source cluster
-        holds them and its ACL sync is on (acl_sync.py ``pending_acls``)."""
-        made: dict[str, set[Any]] = {}
-        for b in removed:
-            link = owning_link(owners.get(b, ""))
-            if link is not None:
-                made.setdefault(link, set()).add(b)
+    def acls_synced_again(self, removed: Iterable[Any]) -> dict[str, int]:
+        """Per cluster link of this cluster, how many of the ACLs ``removed`` (just removed
+        from this cluster) its next ACL sync creates again: its ACL sync is on, its
+        acl.filters select them and the source cluster holds them (acl_sync.py
+        ``pending_acls``), whoever made them (the link's sync, or a person: the sync copies
+        what the destination lacks)."""
+        gone = set(removed)
         out: dict[str, int] = {}
-        for link, bindings in sorted(made.items()):
-            info = self.find(link, with_topics=False)
-            if info is None or not info.config.acl_sync_enable \
+        if not gone:
+            return out
+        for info in self.list(with_topics=False):
+            if not info.config.acl_sync_enable \
                     or not self.datadir.has_cluster(info.source_cluster):
                 continue
-            again = bindings & set(pending_acls(self.datadir, self.cluster,
-                                                info.source_cluster, info.config) or ())
+            again = gone & set(pending_acls(self.datadir, self.cluster, info.source_cluster,
+                                            info.config) or ())
             if again:
-                out[link] = len(again)
+                out[info.name] = len(again)
         return out
 
     def list(self, *, with_topics: bool = True) -> list[LinkInfo]:
