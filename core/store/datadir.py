@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JetlinkError, NotFoundError, UsageError, not_found, quoted
-from ..interrupts import interrupt_deferred
 from ..limits import CLUSTER_NAME_RE
 from .health import (
     HEAD_LOCK,
@@ -85,6 +84,17 @@ def validate_cluster_name(name: Any, *, field: str = "name") -> str:
             field=field,
         )
     return name
+
+
+def _deferred_if(on_commit: Callable[[], None] | None) -> Any:
+    """SIGINT held (core/interrupts.py ``interrupt_deferred``) when there is an
+    ``on_commit`` to run after a COMMIT, else nothing (imported only then: a read's start-up
+    never pays for it)."""
+    if on_commit is None:
+        return contextlib.nullcontext()
+    from ..interrupts import interrupt_deferred
+
+    return interrupt_deferred()
 
 
 def default_data_dir() -> Path:
@@ -683,7 +693,7 @@ class Cluster:
                     conn.execute("ROLLBACK")
                 raise
             else:
-                with interrupt_deferred() if on_commit is not None else contextlib.nullcontext():
+                with _deferred_if(on_commit):
                     conn.execute("COMMIT")
                     if conn.total_changes != changes:  # (one that changed nothing wrote
                         self.committed()  # nothing)
@@ -972,7 +982,7 @@ class _Absent(Cluster):
             raise
         finally:
             self._writing = False
-        with interrupt_deferred() if on_commit is not None else contextlib.nullcontext():
+        with _deferred_if(on_commit):
             self._commit(conn, changes, schema_rows)
             if on_commit is not None:
                 on_commit()
