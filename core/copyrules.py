@@ -45,10 +45,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from . import headers as H
 from .agreements import iname_of, source_filters
+from .errors import ApiError, nats_error
 from .transform import compile_transform
 
 if TYPE_CHECKING:
-    from .config.stream import StreamSource
+    from .config.stream import StreamConfig, StreamSource
     from .streams import StreamDef
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "CopyRules",
     "Kind",
     "MIRROR_STRIP",
+    "origin_read_refusal",
     "REFUSED_HEADERS",
     "REFUSED_ROLLUP",
     "REFUSED_TTL",
@@ -187,6 +189,20 @@ def bulk_target_refusal(d: StreamDef) -> str | None:
     elif d.sdm_ttl_s:
         why = "the target writes subject delete markers"
     return BULK_TARGET_REFUSED.format(why=why) if why else None
+
+
+def origin_read_refusal(origin: StreamConfig, through_durable: bool) -> ApiError | None:
+    """Why the server can not read an agreement's ``origin`` at all, else None. A mirror or
+    source reads its origin through a consumer the server makes there, push and AckNone
+    (stream.go ``setupMirrorConsumer`` / ``setupSourceConsumer``) unless it reads a durable
+    one (``through_durable``: a WorkQueue or Interest origin, or a consumer of the user's,
+    flow-control acked). The origin's ``consumer_limits.max_ack_pending`` is that consumer's
+    default (consumer.go ``setConsumerConfigDefaults``), and a push AckNone consumer may not
+    have one (``checkConsumerCfg``): the create fails with 10082, and nothing is ever
+    copied, the mirror's or source's error saying why."""
+    if not through_durable and origin.consumer_limits.max_ack_pending > 0:
+        return nats_error("ConsumerMaxPendingAckPolicyRequired")
+    return None
 
 
 # --- one agreement --------------------------------------------------------------------------

@@ -1056,6 +1056,12 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
         if a.row is None:
             a.row = _new_row(d, a)
         return
+    refused = C.origin_read_refusal(od.cfg, bool(a.consumer))
+    if refused is not None:  # the server's consumer on the origin can not be made
+        a.error = refused
+        if a.row is None:
+            a.row = _new_row(d, a)
+        return
     a.oconn, a.od = oconn, od
     view = a.oview = _OriginView(oconn, od)
     ident = identity(view.created)

@@ -354,6 +354,7 @@ class Runner:
         a target to create first)."""
         now = self.clock.now_ns()
         facts: dict[str, Any] = {}  # the output's count and last sequence, when planned
+        _check_origins_readable(pairs)
         try:
             J.check_target(J.target_def(cfg))  # before the inputs' rows: before a driver
             if cfg.mirror is not None:
@@ -526,6 +527,27 @@ def stored_already(addr: io.Address, messages: int, first: int, last: int) -> st
             "are an interrupted job's, `jetlink replicate` continues it from there; or "
             f"remove the target (`jetlink {where}stream rm {addr.name} -f`) and run the job "
             "again")
+
+
+def _check_origins_readable(pairs: list[tuple[str, StreamSource, Input]]) -> None:
+    """A store origin the server could never read for this agreement (core.copyrules
+    ``origin_read_refusal``: its consumer_limits.max_ack_pending refuses the consumer a
+    mirror or source reads it through) is refused before anything is made: seeded by the
+    job, the target would hold what no server ever copies, and its pump would stop there."""
+    from jetlink.core.copyrules import origin_read_refusal
+
+    for _kind, src, origin in pairs:
+        cfg = origin.config
+        if origin.address.kind != "stream" or cfg is None:
+            continue
+        refused = origin_read_refusal(cfg, src.consumer is not None
+                                      or cfg.retention != "limits")
+        if refused is not None:
+            raise SparkJobError(
+                f"ORIGIN {origin.address}: {refused.description} ({refused.err_code}): its "
+                f"consumer_limits.max_ack_pending ({cfg.consumer_limits.max_ack_pending}) "
+                "refuses the consumer a mirror or source reads it through, as on a server: "
+                "nothing would ever be copied; nothing was created")
 
 
 def _job_error(e: BaseException) -> SparkJobError:

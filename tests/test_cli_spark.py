@@ -116,6 +116,28 @@ def test_an_interrupt_once_the_job_is_done_is_no_interrupted_job(jl, monkeypatch
     assert (summary["rows_out"], summary["target"]) == (5, "store:local/BACKUP")
 
 
+@pytest.mark.parametrize("job", [("mirror", "store:CL", "store:M"),
+                                 ("source", "store:M", "--from", "store:CL")])
+def test_an_origin_no_server_would_read_is_refused_before_anything_is_made(jl, job):
+    """An origin whose consumer_limits.max_ack_pending refuses the consumer a mirror or
+    source reads it through (10082 on a server, and in the pump): the job is refused, no
+    target made, no byte changed."""
+    from helpers import data_dir_bytes
+
+    ok(jl("stream", "add", "CL", "--subjects", "cl.>", "--limit-consumer-max-pending", "100",
+          "--defaults"))
+    publish(jl, "cl", 3)
+    before = data_dir_bytes(jl.data)
+    r = jl("spark", *job)
+    assert r.exit_code == 1, r.output
+    assert r.stderr.splitlines()[-1] == (
+        "jetlink: error: ORIGIN store:local/CL: consumer requires ack policy for max ack "
+        "pending (10082): its consumer_limits.max_ack_pending (100) refuses the consumer a "
+        "mirror or source reads it through, as on a server: nothing would ever be copied; "
+        "nothing was created")
+    assert data_dir_bytes(jl.data) == before
+
+
 def test_source_seeds_then_the_pump_continues_like_the_pump_alone(jl):
     ok(jl("stream", "add", "EU", "--subjects", "eu.>", "--defaults"))
     ok(jl("stream", "add", "US", "--subjects", "us.>", "--defaults"))

@@ -1156,3 +1156,33 @@ def test_an_interrupt_just_after_a_commit_is_counted_as_committed(tmp_path, monk
     stored = w.js("west").stream_info("M").state.messages
     assert stored == 50 and sum(r.copied for r in committed) == stored
     w.dd.close()
+
+
+@pytest.mark.parametrize("kind", ["mirror", "source"])
+def test_an_origin_whose_consumer_limits_set_max_ack_pending_is_never_copied(tmp_path, kind):
+    """The server reads an origin through a push AckNone consumer it makes there; the
+    origin's consumer_limits.max_ack_pending becomes that consumer's, which an AckNone push
+    consumer may not have: 10082, nothing copied, the agreement's error saying so (it was
+    copied here while a real server copied nothing and reported lag 0)."""
+    w = World(tmp_path / "data")
+    js = w.js()
+    js.add_stream({"name": "O", "subjects": ["o.>"],
+                   "consumer_limits": {"max_ack_pending": 100}})
+    js.publish("o.a", b"x")
+    if kind == "mirror":
+        js.add_stream({"name": "T", "mirror": {"name": "O"}})
+    else:
+        js.add_stream({"name": "T", "subjects": ["t"], "sources": [{"name": "O"}]})
+    w.pump()
+    info = js.stream_info("T")
+    doc = info.to_json()
+    agreement = doc["mirror"] if kind == "mirror" else doc["sources"][0]
+    assert info.state.messages == 0
+    assert (agreement["lag"], agreement["active"], agreement["error"]) == (
+        0, -1, {"code": 400, "err_code": 10082,
+                "description": "consumer requires ack policy for max ack pending"})
+    # the limit lifted: the agreement copies (the server retries its consumer)
+    js.update_stream({"name": "O", "subjects": ["o.>"]})
+    w.pump()
+    assert js.stream_info("T").state.messages == 1
+    w.dd.close()

@@ -202,3 +202,46 @@ def test_a_refusal_inside_a_burst_stores_nothing_past_it_on_both(nats_single,
             after = _burst_state(prefix, None)
             assert after[:2] == (3, 3), (where, after)  # nothing stored past the refusal
     assert seen["embedded"] == seen["live"] == (3, 3, 5)
+
+
+@pytest.mark.parametrize("kind", ["mirror", "source"])
+def test_an_origin_with_consumer_limits_is_refused_as_by_the_engine(live, tmp_path, kind):
+    """An origin whose consumer_limits set max_ack_pending: nats-server's consumer for the
+    mirror or source (push, AckNone) can not be made there (10082) and nothing is copied;
+    the engine's agreement reports the same error document, lag and activity."""
+    from helpers import wait_until
+
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.replication import pump_until_idle
+    from jetlink.core.store import DataDir
+
+    origin = {"name": "CL", "subjects": ["cl.>"], "consumer_limits": {"max_ack_pending": 100}}
+    target = ({"name": "T", "mirror": {"name": "CL"}} if kind == "mirror" else
+              {"name": "T", "subjects": ["t"], "sources": [{"name": "CL"}]})
+    key = "mirror" if kind == "mirror" else "sources"
+    assert "error" not in live.api("STREAM.CREATE.CL", origin)
+    live.client().publish("cl.a", b"x")
+    assert "error" not in live.api("STREAM.CREATE.T", target)
+
+    def refused() -> Any:
+        info = live.api("STREAM.INFO.T")
+        agreement = info.get(key)
+        agreement = agreement[0] if isinstance(agreement, list) else agreement
+        return info if agreement and agreement.get("error") else None
+
+    info = wait_until(refused, message=lambda: f"STREAM.INFO.T: {live.api('STREAM.INFO.T')}")
+    served = info[key][0] if kind == "source" else info[key]
+    dd = DataDir(tmp_path / "data")
+    clock = ManualClock()
+    js = JetStream(dd.open("local"), clock)
+    js.add_stream(origin)
+    js.publish("cl.a", b"x")
+    js.add_stream(target)
+    pump_until_idle(dd, clock)
+    mine = js.stream_info("T").to_json()
+    engine = mine[key][0] if kind == "source" else mine[key]
+    assert info["state"]["messages"] == mine["state"]["messages"] == 0
+    assert {k: served.get(k) for k in ("name", "lag", "active", "error")} == \
+        {k: engine.get(k) for k in ("name", "lag", "active", "error")}
+    dd.close()
