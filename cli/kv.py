@@ -683,6 +683,8 @@ def render_status(app: App, doc: dict[str, Any]) -> None:
         cols.title("Cluster Information")
         cols.row("Name", cluster.get("name", ""))
         cols.row("Leader", cluster.get("leader", ""))
+        for peer in cluster.get("replicas") or []:  # natscli's renderNatsGoClusterInfo
+            cols.row("Replica", output.replica_row(peer))
     cols.render(app)
 
 

@@ -369,6 +369,23 @@ def cluster_cell(cluster: Mapping[str, Any] | None) -> str:
     return ", ".join(sorted(names))
 
 
+def replica_row(peer: Mapping[str, Any]) -> str:
+    """natscli's replica row of a stream's or a bucket's cluster (its stream info and its
+    kv status, renderNatsGoClusterInfo): ``n2, current, seen 1ms ago``; outdated when not
+    current, then OFFLINE when offline; ``not seen`` for a peer never heard from (an active
+    of 0 or the largest int64); how many operations behind (one: "operation")."""
+    parts = [str(peer.get("name", "")), "current" if peer.get("current") else "outdated"]
+    if peer.get("offline"):
+        parts.append("OFFLINE")
+    active = int(peer.get("active") or 0)
+    parts.append("not seen" if active in (0, 2**63 - 1) or active < 0
+                 else f"seen {since(active)} ago")
+    lag = int(peer.get("lag") or 0)
+    if lag > 0:
+        parts.append(f"{comma(lag)} operation{'' if lag == 1 else 's'} behind")
+    return ", ".join(parts)
+
+
 def raft_leaders(app: Terminal, clusters: Iterable[Mapping[str, Any] | None],
                  groups: str) -> None:
     """natscli's RAFT Leader Report (``report --leaders``): per server leading groups of

@@ -441,22 +441,6 @@ def _dur(ns: int) -> str:
     return output.since(ns)
 
 
-def _replica(peer: dict[str, Any]) -> str:
-    """natscli's stream replica line: ``n2, current, seen 1ms ago``: outdated when not
-    current, then OFFLINE when offline; ``not seen`` for a peer never heard from (an active
-    of 0 or the largest int64); how many operations behind (one: "operation")."""
-    parts = [str(peer.get("name", "")), "current" if peer.get("current") else "outdated"]
-    if peer.get("offline"):
-        parts.append("OFFLINE")
-    active = int(peer.get("active") or 0)
-    parts.append("not seen" if active in (0, 2**63 - 1) or active < 0
-                 else f"seen {_dur(active)} ago")
-    lag = int(peer.get("lag") or 0)
-    if lag > 0:
-        parts.append(f"{output.comma(lag)} operation{'' if lag == 1 else 's'} behind")
-    return ", ".join(parts)
-
-
 def _transform(src: str | None, dest: str) -> str:
     return f"{src or '>'} to {dest}"
 
@@ -618,7 +602,7 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
             leader += f" ({output.since(max(common.now_of(doc) - since, 0))})"
         cols.row("Leader", leader)  # (empty while it has none: said, as natscli does)
         for peer in cluster.get("replicas") or []:  # a live cluster's other peers (natscli)
-            cols.row("Replica", _replica(peer))
+            cols.row("Replica", output.replica_row(peer))
     if doc.get("mirror"):
         cols.title("Mirror Information")
         _source_info_columns(cols, doc["mirror"])
@@ -648,7 +632,22 @@ def render_info(app: App, doc: dict[str, Any], *, state_only: bool = False) -> N
         output.comma(state.get("num_subjects", 0)),
         state.get("num_subjects", 0) > 0,
     )
+    _alternates(cols, doc.get("alternates") or [])
     cols.render(app)
+
+
+def _alternates(cols: output.Columns, alternates: list[dict[str, Any]]) -> None:
+    """natscli's Alternates rows (a stream and its mirrors the server may answer direct
+    gets from): ``NAME: Cluster: CLUSTER`` right-aligned by the longest name and cluster,
+    `` Domain: D`` when there is one; the label on the first row only."""
+    width_n = max((len(str(a.get("name", ""))) for a in alternates), default=0)
+    width_c = max((len(str(a.get("cluster", ""))) for a in alternates), default=0)
+    for i, a in enumerate(alternates):
+        name, cluster = str(a.get("name", "")), str(a.get("cluster", ""))
+        text = f"{name:>{width_n}}: Cluster: {cluster:>{width_c}}"
+        if a.get("domain"):
+            text += f" Domain: {a['domain']}"
+        cols.row("Alternates" if i == 0 else "", text)
 
 
 @stream_app.command("ls")

@@ -1159,3 +1159,22 @@ def test_kv_edit_has_no_storage_option_as_natscli(jl):
     res = jl("kv", "edit", "B", "--storage", "memory")
     assert (res.exit_code, res.stdout) == (2, "")
     assert "No such option: --storage" in res.stderr
+
+
+def test_a_clustered_bucket_s_status_lists_its_replicas_as_natscli(capsys):
+    """natscli's kv status (renderNatsGoClusterInfo): after Name and Leader, one Replica
+    row per peer, as stream info writes it."""
+    from jetlink.cli.kv import render_status
+
+    render_status(None, {"bucket": "C", "history": 1, "values": 0, "stream_info": {
+        "config": {"name": "KV_C"}, "created": T0,
+        "cluster": {"name": "C", "leader": "n1", "replicas": [
+            {"name": "n2", "current": True, "active": 1_000_000},
+            {"name": "n3", "current": False, "offline": True, "active": 0, "lag": 2}]}}})
+    out = capsys.readouterr().out
+    assert out.split("Cluster Information:")[1].splitlines()[2:] == [
+        "                   Name: C",
+        "                 Leader: n1",
+        "                Replica: n2, current, seen 1ms ago",
+        "                Replica: n3, outdated, OFFLINE, not seen, 2 operations behind",
+    ]

@@ -1380,7 +1380,7 @@ def test_add_validate_and_output_check_the_config_and_create_nothing(jl):
 def test_a_streams_replica_line_is_natscli_s(peer, line):
     """natscli's stream info replica row: current or outdated, then OFFLINE, "not seen" for
     a peer never heard from, and "operation" for one behind."""
-    from jetlink.cli.stream import _replica
+    from jetlink.cli.output import replica_row as _replica
 
     assert _replica(peer) == line
 
@@ -1451,3 +1451,20 @@ def test_raft_leader_report_table():
     buf.truncate(0)
     output.raft_leaders(term, [None, {"name": "east"}], "Streams")
     assert buf.getvalue() == ""
+
+
+def test_a_streams_alternates_are_listed_as_natscli_lists_them():
+    """natscli's stream info Alternates rows: names and clusters right-aligned by the
+    longest of each, the domain when there is one, the label on the first row only."""
+    from jetlink.cli import output
+    from jetlink.cli.stream import _alternates
+
+    cols = output.Columns("")
+    cols.row("Active Consumers", 0)
+    _alternates(cols, [{"name": "R3", "cluster": "C"},
+                       {"name": "R3M", "cluster": "east", "domain": "hub"}])
+    assert cols.lines() == [
+        "  Active Consumers: 0",
+        "        Alternates:  R3: Cluster:    C",
+        "                    R3M: Cluster: east Domain: hub",
+    ]
