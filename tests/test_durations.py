@@ -259,26 +259,21 @@ FISK = [
 ]
 
 
-@pytest.mark.parametrize(("text", "ns"), FISK)
-def test_fisk_parse_duration(text, ns):
-    from jetlink.core.durations import DurationError, parse_fisk_duration
+@pytest.mark.parametrize(("parser", "text", "ns"),
+                         [("parse_jsm_duration", t, n) for t, n in JSM]
+                         + [("parse_fisk_duration", t, n) for t, n in FISK])
+def test_go_parse_durations(parser, text, ns):
+    """jsm.go's ParseDuration (the io.nats.monitor.* metadata) and fisk's (server check's
+    flags), each against its own table."""
+    from jetlink.core import durations
+    from jetlink.core.durations import DurationError
 
+    parse = getattr(durations, parser)
     if ns is None:
         with pytest.raises(DurationError):
-            parse_fisk_duration(text)
+            parse(text)
     else:
-        assert parse_fisk_duration(text) == ns
-
-
-@pytest.mark.parametrize(("text", "ns"), JSM)
-def test_jsm_go_parse_duration(text, ns):
-    from jetlink.core.durations import DurationError, parse_jsm_duration
-
-    if ns is None:
-        with pytest.raises(DurationError):
-            parse_jsm_duration(text)
-    else:
-        assert parse_jsm_duration(text) == ns
+        assert parse(text) == ns
 
 
 @pytest.mark.parametrize("text", ["300y", "99999999999999999999d", "150y"])
