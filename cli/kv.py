@@ -5,7 +5,7 @@ the addressed cluster, ``KeyValue`` for the keys of one bucket), which owns the 
 ADR-8): what a name opens (a bucket, a KV mirror, the bucket seen through a read replica
 of it), read-only handles, revisions, the watcher's end of initial data.
 
-- ``add`` creates a bucket; with ``--mirror ORIGIN`` a KV mirror named BUCKET
+- ``add`` creates a bucket; with ``--mirror ORIGIN`` a read-only KV mirror named BUCKET
   (``KV.create_mirror``), with ``--source ORIGIN[:KEYS][@CLUSTER]`` (repeatable) an aggregate
   (``KV.create_aggregate``), read-only unless ``--writable``. ``edit`` changes the values a
   bucket was created with, and ``--source`` adds origins to an aggregate. ``info``, ``ls``
@@ -387,7 +387,7 @@ def add(
         _opt(
             "--mirror",
             metavar="ORIGIN[@CLUSTER]",
-            help="Create a KV mirror named BUCKET (stream KV_BUCKET) of bucket ORIGIN.",
+            help="Create a read-only KV mirror named BUCKET (stream KV_BUCKET) of bucket ORIGIN.",
         ),
     ] = None,
     mirror_domain: Annotated[
@@ -414,9 +414,9 @@ def add(
     A bucket takes natscli's flags (--history 1..64, --ttl, --max-bucket-size ...).
 
     --mirror ORIGIN (with --mirror-domain CLUSTER, or ORIGIN@CLUSTER, when ORIGIN lives in
-    another cluster) creates a mirror of bucket ORIGIN named BUCKET, optionally of some
-    --keys only; its reads are its own, its writes go to ORIGIN (as nats.go's), which it
-    copies back; gets of ORIGIN addressed from this cluster are served by the mirror.
+    another cluster) creates a read-only mirror of bucket ORIGIN named BUCKET, optionally of
+    some --keys only; gets of ORIGIN addressed from this cluster are then served by the
+    mirror, writes and watches go to ORIGIN.
 
     --source ORIGIN[:KEYS][@CLUSTER] (repeatable) creates an aggregate: the keys of each
     origin (or those matching KEYS, comma-separated filters) copied into BUCKET. It is

@@ -22,14 +22,11 @@ What a name opens (``KV.open``), in order:
 1. ``KV_<name>`` in the addressed cluster: the bucket itself. A read-only aggregate (sources,
    no subjects) refuses writes; a writable aggregate is a normal bucket with sources. When
    ``KV_<name>`` mirrors a bucket (``mirror.name`` = ``KV_<origin>``: a KV mirror named as
-   nats.go's CreateKeyValue names it), the mirror's handle of rule 2.
+   nats.go's CreateKeyValue names it), the read-only handle of rule 2.
 2. A stream ``<name>`` in the addressed cluster that mirrors a bucket (a KV mirror made
-   before jetlink followed nats.go's ``KV_<name>``): the mirror's handle. Get, history,
-   keys, watch and status read the mirror; put, create, update, delete, purge and revert
-   are sent to the origin bucket in the origin's cluster or domain (nats.go's mirror
-   ``putPre``; ADR-8: writes "are transparently sent to the origin bucket"), whose mirror
-   then copies them back; a compaction, which acts on the mirror's own stream, is
-   refused.
+   before jetlink followed nats.go's ``KV_<name>``): the read-only handle of ADR-8's RoKV (get,
+   history, keys, watch, status work; put, create, update, delete, purge and revert are
+   refused).
 3. A stream of the addressed cluster mirroring ``KV_<name>`` (a KV read replica, for
    example after ``kv add MIRROR --mirror name --mirror-domain west``): the bucket ``<name>``
    as seen from here. ``get`` is served by the mirror when the key is inside the mirror's
@@ -705,33 +702,19 @@ class KeyValue:
         return [self.prefix + ">" if f == "" else self._filter_subject(f)
                 for f in filters] or [self.prefix + ">"]
 
-    def _writer(self) -> JetStream:
-        """Where a key's write goes: this bucket, or for a KV mirror its origin bucket in
-        the origin's cluster or domain (nats.go's mirror ``putPre``: a put, create, update,
-        delete or purge of a mirror is sent to its origin, whose mirror then copies it
-        back). An aggregate without --writable refuses writes."""
-        self._writable(stream_op=False)
-        if self.kind == "mirror":
-            return self._kv.js(self.origin_place or self.cluster)
-        return self.js
-
-    def _writable(self, *, stream_op: bool = True) -> None:
-        """Refuse a write a read-only handle can not take: a read-only aggregate's any, a KV
-        mirror's one that acts on its own stream (``stream_op``: a compaction), which is
-        its origin's to do."""
-        if not self.read_only or (self.kind == "mirror" and not stream_op):
+    def _writable(self) -> None:
+        if not self.read_only:
             return
         if self.kind == "mirror":
             place = getattr(self._kv.clusters, "kind", "cluster")  # or a live server's domain
             where = f" of {place} {self.origin_place}" if self.origin_place else ""
-            flag = ("--js-domain" if place == "domain" else "--cluster") \
-                if self.origin_place else ""
-            at = f"{flag} {self.origin_place} " if self.origin_place else ""
+            how = ""
+            if self.origin_place:
+                flag = "--js-domain" if place == "domain" else "--cluster"
+                how = f" (jetlink {flag} {self.origin_place} kv put {self.bucket} ...)"
             raise ReadOnlyBucketError(
-                f"KV {self.name} is a mirror of bucket {self.bucket}{where}: its own stream "
-                f"is its origin's copy; compact the bucket {self.bucket}{where} instead "
-                f"(jetlink {at}kv compact {self.bucket}), the mirror follows",
-                field="bucket")
+                f"KV {self.name} is a read-only mirror of bucket {self.bucket}{where}: "
+                f"write to the bucket {self.bucket}{where} instead{how}", field="bucket")
         raise ReadOnlyBucketError(f"KV {self.name} is a read-only aggregate: writes are refused "
                                   "(an aggregate created with --writable accepts them)",
                                   field="bucket")
@@ -752,7 +735,8 @@ class KeyValue:
                         field="key", field_len=len(key.encode("utf-8", "surrogateescape")))
 
     def _publish(self, key: str, value: bytes, headers: dict[str, str] | None = None) -> int:
-        js = self._writer()
+        self._writable()
+        js = self.js
         subject = js.kv_write_subject(self.subject(key))  # the protocol line carries this one
         value = bytes(value)
         hdr = H.encode_headers(headers)
@@ -771,7 +755,8 @@ class KeyValue:
         """Many puts in ONE transaction, as a client pipelines puts with asynchronous
         publishes: per item its revision, or the error that refused it (the others are
         stored). Invalid keys refuse the whole call before anything is written."""
-        js = self._writer()
+        self._writable()
+        js = self.js
         pairs = list(items)
         keys = [validate_key(k) for k, _v in pairs]
         msgs = [(js.kv_write_subject(self.prefix + k), bytes(v), None)
@@ -856,7 +841,7 @@ class KeyValue:
         """Put the value the key had at ``revision`` again; the new revision. As natscli's
         ``kv revert``: refused for a key with one entry ("history=1"), and written as an
         update on the key's latest revision (a write in between fails it: 10071)."""
-        self._writable(stream_op=False)
+        self._writable()
         history = self.history(key)
         if len(history) <= 1:
             kept = self.js.stream_info(self.stream).config.max_msgs_per_subject
