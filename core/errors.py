@@ -58,13 +58,16 @@ class ApiError(JetlinkError):
         super().__init__(description, field=field)
         self.code = code
         self.err_code = err_code
+        # the rest of the server's answer around the error, in its order: a PubAck's
+        # ``stream`` and ``seq`` (0), a purge's ``purged`` (0); None: nothing but the error
+        self.response: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         err: dict[str, Any] = {"code": self.code}
         if self.err_code:
             err["err_code"] = self.err_code
         err["description"] = self.description
-        return {"error": err}
+        return {"error": err, **(self.response or {})}
 
     def __repr__(self) -> str:
         return f"ApiError({self.code}, {self.err_code}, {self.description!r})"

@@ -418,7 +418,17 @@ class JetStream:
     def purge_stream(self, name: str, *, subject: str | None = None, seq: int | None = None,
                      keep: int | None = None) -> int:
         """The STREAM.PURGE request: all, ``subject`` (wildcards), ``seq`` (up to, not
-        including), ``keep`` (the newest N, of ``subject`` when given). seq with keep: 10003."""
+        including), ``keep`` (the newest N, of ``subject`` when given). seq with keep: 10003.
+        A refusal is the server's answer with its ``purged: 0`` (JSApiStreamPurgeResponse)."""
+        try:
+            return self._purge_stream(name, subject=subject, seq=seq, keep=keep)
+        except ApiError as err:
+            if err.response is None:
+                err.response = {"purged": 0}
+            raise
+
+    def _purge_stream(self, name: str, *, subject: str | None, seq: int | None,
+                      keep: int | None) -> int:
         seq = int(seq or 0)
         keep = int(keep or 0)
         if seq < 0 or keep < 0:
@@ -588,6 +598,10 @@ class JetStream:
         """One publish in ``txn`` as the client sees it: its PubAck or error, None from a
         ``no_ack`` stream (a refusal there is silent too)."""
         result = self._publish_one(txn, subject, hdr, data, core=True)
+        if isinstance(result, ApiError) and result.response is None:
+            d = txn.catalog.route(subject)
+            if d is not None:  # the server's refusal is a PubAck of that stream, seq 0
+                result.response = {"stream": d.name, "seq": 0}
         if isinstance(result, S.NoStreamError) or not self._no_ack(txn, subject):
             return result
         return None

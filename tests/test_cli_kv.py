@@ -663,8 +663,9 @@ def test_errors_as_json(jl):
     cfg_bucket(jl)
     result = jl("kv", "update", "CFG", "app.color", "x", "1", "--json")
     assert result.exit_code == 1
-    assert json.loads(result.stdout) == {
-        "error": {"code": 400, "err_code": 10071, "description": "wrong last sequence: 2"}
+    assert json.loads(result.stdout) == {  # the server's answer to the write: a PubAck
+        "error": {"code": 400, "err_code": 10071, "description": "wrong last sequence: 2"},
+        "stream": "KV_CFG", "seq": 0,
     }
     ok(jl("kv", "del", "CFG", "app.color", "-f"))
     result = jl("kv", "get", "CFG", "app.color", "-j")

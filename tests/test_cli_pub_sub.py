@@ -655,3 +655,14 @@ def test_an_interrupted_count_says_what_was_stored_and_json_prints_it(jl, monkey
 def test_core_publishes_of_a_count_end_with_their_summary(jl):
     r = ok(jl("pub", "--core", "orders.c", "x", "--count", "25"))
     assert r.stdout == "Published 25 messages\n"
+
+
+def test_a_refused_publish_is_the_server_s_pub_ack_document(jl):
+    """The server answers a refused publish with its PubAck around the error (the stream
+    that refused it, seq 0: stream.go processJetStreamMsg): --json prints that document."""
+    ok(jl("stream", "add", "ACKED", "--subjects", "acked.>", "--defaults"))
+    res = jl("pub", "acked.a", "x", "-H", "Nats-Expected-Last-Sequence:5", "-j")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout) == {
+        "error": {"code": 400, "err_code": 10071, "description": "wrong last sequence: 0"},
+        "stream": "ACKED", "seq": 0}

@@ -445,7 +445,8 @@ def test_cli_pub_counter_refusal_json(counters_cli):
     r = counters_cli("pub", "cnt.a", "body", "-H", "Nats-Incr:1", "-j")
     assert r.exit_code == 1
     assert json.loads(r.stdout) == {"error": {"code": 400, "err_code": 10170,
-                                              "description": "message counter has payload"}}
+                                              "description": "message counter has payload"},
+                                    "stream": "CNT", "seq": 0}  # the server's PubAck
 
 
 def test_cli_pub_to_a_counter_says_its_value(counters_cli):

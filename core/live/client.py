@@ -710,6 +710,7 @@ def verb_doing(verb: str) -> str:
 # Keys of the API response around the StreamInfo / ConsumerInfo (natscli prints the info
 # without them, as jsm.go decodes it).
 ENVELOPE = ("type", "did_create", "total", "offset", "limit")
+ERROR_EXTRAS = ("purged",)  # keys of a refusal's answer kept beside its error
 
 def without_envelope(doc: dict[str, Any]) -> dict[str, Any]:
     """The info document of an API response: the server's keys, in its order, without the
@@ -728,8 +729,13 @@ def parse_api(data: bytes) -> dict[str, Any]:
         raise LiveError(f"the server's reply is not a JSON object: {data[:80]!r}")
     err = doc.get("error")
     if isinstance(err, dict):
-        raise ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
-                       str(err.get("description", "")))
+        refused = ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
+                           str(err.get("description", "")))
+        # what the answer says beside the error that the engine says too: a purge's
+        # "purged": 0 (lists' empty "streams" / "consumers" and paging are left out)
+        rest = {k: doc[k] for k in ERROR_EXTRAS if k in doc}
+        refused.response = rest or None
+        raise refused
     return doc
 
 

@@ -103,8 +103,11 @@ def _ack_of(data: bytes, subject: str, batch: bool = False) -> PubAck | JetlinkE
                          f"{data[:80]!r}")
     err = doc.get("error")
     if isinstance(err, dict):
-        return ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
-                        str(err.get("description", "")))
+        refused = ApiError(int(err.get("code", 500)), int(err.get("err_code", 0) or 0),
+                           str(err.get("description", "")))
+        rest = {k: v for k, v in doc.items() if k != "error"}  # the PubAck's stream, seq 0
+        refused.response = rest or None
+        return refused
     domain = str(doc.get("domain") or "") or None  # set with jetstream.domain (stream.go)
     if "batch" in doc:
         return BatchPubAck(doc.get("stream", ""), int(doc.get("seq", 0)),

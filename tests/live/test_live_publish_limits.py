@@ -55,7 +55,8 @@ def test_a_message_over_max_msg_size_is_named_as_on_the_engine(cli, jl):
                            "max_msg_size = 10: the message is 35 bytes (18 of headers)\n")
     assert json.loads(cli("pub", "sz.a", "hello world, more", "-j").stdout) == {
         "error": {"code": 400, "err_code": 10054,
-                  "description": "message size exceeds maximum allowed"}}
+                  "description": "message size exceeds maximum allowed"},
+        "stream": "SZ", "seq": 0}  # the server's answer: its PubAck around the error
 
 
 @pytest.mark.parametrize(("flags", "body", "fill", "detail"), [

@@ -122,6 +122,7 @@ SCRIPT: list[str] = [
     "stream info ORDERS -j",
     "stream copy ORDERS ORDERS_COPY --subjects copy.> -j",
     "stream seal LIMITED -f -j",
+    "stream purge LIMITED -f -j",  # refused: the server's answer keeps its "purged": 0
     "pub lim.b after-seal",
     "stream rm EVENTS -f",
     "stream rm EVENTS -f",
