@@ -255,3 +255,39 @@ def test_removing_an_acl_the_sync_will_not_make_again_warns_of_nothing(two, chan
            *[str(two.tmp / a) if a.endswith(".json") else a for a in change]))
     r = ok(two("--cluster", "east", "acls", "rm", "--topic", "*", "--force"))
     assert "warning" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("side", ["east", "north", "west"])
+def test_a_ring_of_three_links_never_syncs_back_an_acl_removed_where_it_was_made(
+        two, cli_clock, side):
+    """west -> east -> north -> west, every link syncing every ACL: an ACL made on one
+    cluster and removed there is not brought back from the copy the cluster before it
+    holds (a copy of a copy of its own ACL), whichever cluster's links run first; the
+    copies go around the ring."""
+    ok(two("cluster", "add", "north", "--kind", "kafka", "--authorizer"))
+    (two.tmp / "all.json").write_text('{"aclFilters":[{}]}')
+    for cluster in ("east", "north"):
+        ok(two("--cluster", cluster, "acls", "add", "--principal", "User:ANONYMOUS",
+               "--operation", "describe", "--kafka-cluster"))
+    for here, there in (("east", "west"), ("north", "east"), ("west", "north")):
+        ok(two("--cluster", here, "links", "create", f"from-{there}", "--source-cluster",
+               there, "-c", "acl.sync.enable=true", "-c", "acl.sync.ms=0",
+               "--acl-filters-json-file", str(two.tmp / "all.json")))
+    ok(two("--cluster", side, "acls", "add", "--principal", "User:dave", "--operation",
+           "read", "--topic", "orders", "--deny"))
+
+    def holders():
+        return [c for c in ("east", "north", "west")
+                if any(a["principal"] == "User:dave"
+                       for a in doc(two("--cluster", c, "acls", "ls", "-j"))["data"])]
+
+    for _ in range(3):
+        cli_clock.advance_s(1)
+        ok(two("replicate"))
+    assert holders() == ["east", "north", "west"]
+    ok(two("--cluster", side, "kafka-acls", "--remove", "--deny-principal", "User:dave",
+           "--operation", "Read", "--topic", "orders", "--force"))
+    for _ in range(4):
+        cli_clock.advance_s(1)
+        ok(two("replicate"))
+    assert holders() == []

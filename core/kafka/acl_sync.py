@@ -120,38 +120,59 @@ def link_acl_filters(configs: Any) -> list[AclFilter]:
     return parse_acl_filters(text) if text else []
 
 
-def _selected(store: AclStore, filters: Sequence[AclFilter], destination: str
-              ) -> list[AclBinding]:
+def _selected(datadir: DataDir, store: AclStore, filters: Sequence[AclFilter],
+              destination: str) -> list[AclBinding]:
     """The ACLs of the source the filters select: what the sync copies into cluster
     ``destination``. Left out:
 
     - a region's fence (owner acl_fence.py FENCE_OWNER: the DENY WRITE ``dr fence`` puts on
       a returned old source's topics), that cluster's own write stop: synced, it would stop
       the writes of the side that took over;
-    - the copies the source holds of the destination's own ACLs (made by the ACL sync of a
-      link of the source whose source is ``destination``: the other half of a link pair).
-      Synced back, an ACL removed on the destination would come back from its own copy,
-      and the copy would stay for as long as the ACL it came back as: never removed."""
+    - the copies the source holds of the destination's own ACLs (:func:`_echoes`: made by
+      links' ACL syncs along a chain that starts at ``destination``, the other half of a
+      link pair or a longer ring). Synced back, an ACL removed on the destination would
+      come back from its own copy, and the copy would stay for as long as the ACL it came
+      back as: never removed."""
     from .acl_fence import FENCE_OWNER
 
-    echoes = {owner_of(link) for link in _links_from(store, destination)}
-    left_out = set(store.find(owner=FENCE_OWNER))
-    for owner in echoes:
-        left_out.update(store.find(owner=owner))
+    left_out = set(store.find(owner=FENCE_OWNER)) | _echoes(datadir, store, destination)
     return [b for b in store.find() if b not in left_out and any(f.matches(b) for f in filters)]
 
 
-def _links_from(store: AclStore, source: str) -> list[str]:
-    """The links of ``store``'s cluster whose source cluster is ``source`` (the links
-    table of core/kafka/links.py, read here: that module imports this one)."""
+def _echoes(datadir: DataDir, store: AclStore, destination: str) -> set[AclBinding]:
+    """The ACLs of ``store``'s cluster that are copies of ``destination``'s own: each made
+    by the ACL sync of a link (owner ``link:NAME``) whose source is ``destination``, or
+    whose source holds it as such a copy in turn (followed from cluster to cluster, each
+    once)."""
+    out: set[AclBinding] = set()
+    for b, owner in store.owners(store.find()).items():
+        cluster, seen = store.cluster, {store.cluster.name}
+        while True:
+            link = owner[len("link:"):] if owner.startswith("link:") else None
+            src = _link_source(cluster, link) if link else None
+            if src is None or src in seen or not datadir.has_cluster(src):
+                break
+            if src == destination:
+                out.add(b)
+                break
+            seen.add(src)
+            cluster = datadir.open(src)
+            owner = AclStore(cluster).owners([b]).get(b, "")
+    return out
+
+
+def _link_source(cluster: Cluster, link: str) -> str | None:
+    """The source cluster of ``link`` of ``cluster`` (the links table of
+    core/kafka/links.py, read here: that module imports this one); None when it has none."""
     import sqlite3
 
     try:
-        with store.cluster.read() as conn:
-            return [r[0] for r in conn.execute("SELECT name FROM links WHERE source_cluster = ?",
-                                               (source,))]
+        with cluster.read() as conn:
+            row = conn.execute("SELECT source_cluster FROM links WHERE name = ?",
+                               (link,)).fetchone()
     except sqlite3.OperationalError:  # no links table: the cluster never had a link
-        return []
+        return None
+    return None if row is None else str(row[0])
 
 
 @dataclass(frozen=True)
@@ -205,7 +226,7 @@ def sync_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     denied = _describe_denied(src, source, configs)
     if denied is not None:
         raise denied
-    created, deleted = dst.sync_owned(owner_of(link), _selected(src, filters,
+    created, deleted = dst.sync_owned(owner_of(link), _selected(datadir, src, filters,
                                                                 destination.name))
     return AclSyncResult(tuple(created), tuple(deleted))
 
@@ -222,7 +243,7 @@ def doomed_acls(datadir: DataDir, destination: Cluster, link: str, source: str,
     dst = AclStore(destination)
     if not src.settings().enabled or not dst.settings().enabled:
         return []
-    keep = set(_selected(src, link_acl_filters(configs), destination.name))
+    keep = set(_selected(datadir, src, link_acl_filters(configs), destination.name))
     held = set(src.find())
     return [b for b in dst.find(owner=owner_of(link)) if b not in keep and b in held]
 
@@ -236,8 +257,8 @@ def pending_acls(datadir: DataDir, destination: Cluster, source: str, configs: A
     if not src.settings().enabled or not dst.settings().enabled:
         return None
     have = set(dst.find())
-    return [b for b in _selected(src, link_acl_filters(configs), destination.name)
-            if b not in have]
+    return [b for b in _selected(datadir, src, link_acl_filters(configs),
+                                 destination.name) if b not in have]
 
 
 def step_acl_sync(m: Any, li: Any, state: str, now: int) -> tuple[int, list[str]]:
