@@ -90,10 +90,11 @@ def go_parse_uint64(text: str | None) -> int | None:
 
 _GO_BASES = {"x": 16, "o": 8, "b": 2}
 _GO_DIGITS = "0123456789abcdef"
-_GO_FLOAT = re.compile(
-    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9]+"
-    r"|inf|infinity|nan)", re.ASCII | re.IGNORECASE)
+# Go's floating-point literal (strconv.ParseFloat's syntax), compiled when first needed (the
+# few commands that read one: a start-up never pays for it)
+_GO_FLOAT_PATTERN = (r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+                     r"|0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9]+"
+                     r"|inf|infinity|nan)")
 
 
 def _go_underscores_ok(text: str) -> bool:
@@ -156,7 +157,8 @@ def go_int_of_float(text: str) -> int:
     import math
 
     lo, hi = INT64_MIN, INT64_MAX
-    if not _GO_FLOAT.fullmatch(text) or ("_" in text and not (
+    if not re.fullmatch(_GO_FLOAT_PATTERN, text, re.ASCII | re.IGNORECASE) or (
+            "_" in text and not (
             text.lstrip("+-")[:2].lower() == "0x" and _go_underscores_ok(text))):
         raise IntTextError(text, "syntax", lo, hi)
     try:
@@ -168,7 +170,7 @@ def go_int_of_float(text: str) -> int:
     return int(value)  # toward zero, as Go converts
 
 
-_SIZE = re.compile(r"(\d+)([A-Za-z]+)", re.ASCII)
+_SIZE = r"(\d+)([A-Za-z]+)"  # a size with its unit (compiled when first needed)
 _SIZE_UNITS = {"B": 0, "K": 10, "KB": 10, "KIB": 10, "M": 20, "MB": 20, "MIB": 20, "G": 30,
                "GB": 30, "GIB": 30, "T": 40, "TB": 40, "TIB": 40}
 _SIZE_MAX = {32: 2**31 - 1, 64: 2**63 - 1}
@@ -184,7 +186,7 @@ def parse_byte_size(text: str, bits: int = 64) -> int:
     if re.fullmatch(r"\d+", value):
         digits, shift = value, 0
     else:
-        m = _SIZE.fullmatch(value)
+        m = re.fullmatch(_SIZE, value, re.ASCII)
         unit = m.group(2).upper() if m else ""
         if not m or unit not in _SIZE_UNITS:
             raise ValueError(
