@@ -245,6 +245,9 @@ def test_an_unreachable_origin_is_named_and_exits_1(returned):
      "you mean west?"),
     (("--from", ""), "--from: a region is a cluster (embedded engine) or a JetStream domain "
      "(live server), not an empty name"),
+    # no cluster could be named so: the rule (not "no cluster is named a b")
+    (("--from", "a b"), "--from: invalid cluster name 'a b': use 1 to 64 letters, digits, '_' "
+     "or '-'"),
     (("--from", "east"), "--from east: nothing failed over from east on west (no stream, KV "
      "bucket or mirror topic there has its old origin in it): nothing to fence"),
     (("--cluster", "east", "--from", "east"), "--from east: that is the side addressed (the "

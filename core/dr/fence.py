@@ -620,6 +620,13 @@ def refuse_unknown_region(r: str, seen: set[str], embedded: bool, live: str,
     ``bare``: the server's side names no origin at all (said: the likely wrong -s)."""
     if r in seen:
         return
+    if embedded:  # no cluster could be named so: the rule, not "no cluster is named"
+        from ..store.datadir import validate_cluster_name
+
+        try:
+            validate_cluster_name(r, field="from")
+        except UsageError as err:
+            raise UsageError(f"--from: {err.description}", field="from") from None
     hint = did_you_mean(r, sorted(seen - set(addressed)))
     what = "cluster of the data directory" if embedded else f"JetStream domain {live}"
     if not embedded and bare:  # no origin at all (``bare``): likely the wrong server
