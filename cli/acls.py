@@ -627,20 +627,17 @@ def _kafka_remove(app: App, store: Any, filters: list[Any], force: bool) -> None
     stdin, a terminal or not (AclCommand confirmAction: ``y`` in any case removes them,
     anything else leaves them); stdin ending before an answer removes nothing and is a usage
     error (exit 2), as a removal with no way to confirm it."""
-    groups: dict[tuple[str, str | None, str], list[Any]] = {}
+    groups: dict[str, list[Any]] = {}  # resource filter (as Kafka writes it) -> its filters
     for f in filters:
-        groups.setdefault((f.resource_type, f.name, f.pattern_type), []).append(f)
+        groups.setdefault(f.pattern(), []).append(f)
     removing: list[Any] = []
-    for (rt, name, pt), flts in groups.items():
-        shown = (f"ResourcePattern(resourceType={rt}, name={'<any>' if name is None else name}"
-                 f", patternType={pt})")
+    for shown, flts in groups.items():
         named = [f for f in flts if f.principal is not None]
         if not named:
             question = (f"Are you sure you want to delete all ACLs for resource filter "
                         f"`{shown}`? (y/n)")
         else:
-            aces = "\n".join(f"\t(principal={f.principal}, host={f.host}, operation="
-                             f"{f.operation}, permissionType={f.permission})" for f in named)
+            aces = "\n".join("\t" + f.entry() for f in named)
             question = (f"Are you sure you want to remove ACLs: \n {aces} \n from resource "
                         f"filter `{shown}`? (y/n)")
         if force or _answered_yes(app, question):

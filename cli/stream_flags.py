@@ -74,8 +74,6 @@ def parse_size(text: str, *, flag: str, bits: int = 64) -> int:
         raise usage(f"invalid value for {flag}: {clip(str(text))!r}: {exc}") from None
 
 
-
-
 def parse_duration_flag(text: str, *, flag: str, unlimited: bool = False,
                         wait: bool = False) -> int:
     """A human duration (``90s``, ``2m30s``, ``1h``, ``1d``) in nanoseconds, read by

@@ -58,6 +58,7 @@ __all__ = [
     "Kind",
     "MIRROR_STRIP",
     "origin_read_refusal",
+    "reads_through_durable",
     "REFUSED_HEADERS",
     "REFUSED_ROLLUP",
     "REFUSED_TTL",
@@ -191,16 +192,25 @@ def bulk_target_refusal(d: StreamDef) -> str | None:
     return BULK_TARGET_REFUSED.format(why=why) if why else None
 
 
-def origin_read_refusal(origin: StreamConfig, through_durable: bool) -> ApiError | None:
-    """Why the server can not read an agreement's ``origin`` at all, else None. A mirror or
-    source reads its origin through a consumer the server makes there, push and AckNone
-    (stream.go ``setupMirrorConsumer`` / ``setupSourceConsumer``) unless it reads a durable
-    one (``through_durable``: a WorkQueue or Interest origin, or a consumer of the user's,
-    flow-control acked). The origin's ``consumer_limits.max_ack_pending`` is that consumer's
-    default (consumer.go ``setConsumerConfigDefaults``), and a push AckNone consumer may not
-    have one (``checkConsumerCfg``): the create fails with 10082, and nothing is ever
-    copied, the mirror's or source's error saying why."""
-    if not through_durable and origin.consumer_limits.max_ack_pending > 0:
+def reads_through_durable(src: StreamSource, retention: str) -> bool:
+    """Whether an agreement reads its origin through a durable consumer (flow-control
+    acked): one of the user's (``src.consumer``), or the one the server makes on a
+    WorkQueue or Interest origin (the sourcing consumer "upgraded" to a durable); else it
+    reads through the server's own push AckNone consumer."""
+    return src.consumer is not None or retention in ("workqueue", "interest")
+
+
+def origin_read_refusal(origin: StreamConfig, src: StreamSource) -> ApiError | None:
+    """Why the server can not read agreement ``src``'s ``origin`` at all, else None. A
+    mirror or source reads its origin through a consumer the server makes there, push and
+    AckNone (stream.go ``setupMirrorConsumer`` / ``setupSourceConsumer``) unless it reads a
+    durable one (:func:`reads_through_durable`). The origin's
+    ``consumer_limits.max_ack_pending`` is that consumer's default (consumer.go
+    ``setConsumerConfigDefaults``), and a push AckNone consumer may not have one
+    (``checkConsumerCfg``): the create fails with 10082, and nothing is ever copied, the
+    mirror's or source's error saying why."""
+    if not reads_through_durable(src, origin.retention) \
+            and origin.consumer_limits.max_ack_pending > 0:
         return nats_error("ConsumerMaxPendingAckPolicyRequired")
     return None
 

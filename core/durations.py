@@ -152,16 +152,12 @@ def parse_fisk_duration(text: str) -> int:
     2h), as :func:`parse_duration` counts it."""
 
     def long_ns(number: str, unit: str) -> float:
-        value = _float32(float(number))  # strconv.ParseFloat(number, 32)
-        for factor in _FISK_FACTORS[unit]:  # val*7*24 ... in float64, in Go's order
-            value *= factor
-        return float(int(value) * HOUR)  # time.Duration(...) * time.Hour
+        try:
+            return float(_part_ns(number, unit))  # the flag parsers' one long-unit rule
+        except IntTextError:
+            return float("inf")  # past the maximum: refused as such
 
     return _sum_parts(text, long_ns)
-
-
-_FISK_FACTORS = {"w": (7, 24), "W": (7, 24), "d": (24,), "D": (24,), "M": (24, 30),
-                 "y": (24, 365), "Y": (24, 365)}
 
 
 def _sum_parts(text: str, long_ns: Callable[[str, str], float]) -> int:

@@ -790,7 +790,7 @@ def _prepare(clock: Clock, cl: Cluster, d: S.StreamDef, plans: list[_Agreement])
             od = S.Catalog.load(oconn, a.ocl.cache).by_name.get(a.origin)
             if od is None:
                 continue
-            if a.src.consumer is None and od.retention not in ("workqueue", "interest"):
+            if not C.reads_through_durable(a.src, od.retention):
                 continue
             start = 0
             if a.src.consumer is None:
@@ -946,13 +946,7 @@ def _step(js: Any, name: str, plans: list[_Agreement], budget: dict[int, int | N
         try:
             tconn.execute("DELETE FROM main.meta WHERE 0")
             moved = _transaction(js, name, plans, budget, batch, sql_a)
-            from .interrupts import interrupt_deferred
-
-            with interrupt_deferred():  # (raised at the end of the block, once counted)
-                tconn.execute("COMMIT")
-                js.cluster.committed()
-                if on_commit is not None:
-                    on_commit()
+            js.cluster.commit(on_commit)  # (an interrupt raised once it is counted)
             return moved
         except BaseException as exc:
             if tconn.in_transaction:
@@ -1056,7 +1050,7 @@ def _open(txn: Any, d: S.StreamDef, a: _Agreement) -> None:
         if a.row is None:
             a.row = _new_row(d, a)
         return
-    refused = C.origin_read_refusal(od.cfg, bool(a.consumer))
+    refused = C.origin_read_refusal(od.cfg, a.src)
     if refused is not None:  # the server's consumer on the origin can not be made
         a.error = refused
         if a.row is None:

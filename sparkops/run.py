@@ -540,8 +540,7 @@ def _check_origins_readable(pairs: list[tuple[str, StreamSource, Input]]) -> Non
         cfg = origin.config
         if origin.address.kind != "stream" or cfg is None:
             continue
-        refused = origin_read_refusal(cfg, src.consumer is not None
-                                      or cfg.retention != "limits")
+        refused = origin_read_refusal(cfg, src)
         if refused is not None:
             raise SparkJobError(
                 f"ORIGIN {origin.address}: {refused.description} ({refused.err_code}): its "

@@ -145,9 +145,13 @@ def test_create_usage_errors(jl, args, stderr):
     empty = jl.tmp / "empty.json"
     empty.write_text(" \n")
     args = [a.replace("{groups}", str(groups)).replace("{empty}", str(empty)) for a in args]
+    from helpers import data_dir_bytes
+
+    before = data_dir_bytes(jl.data)
     result = jl("links", "create", "L", "--source-cluster", "east", *args)
     assert (result.exit_code, result.stdout, result.stderr) == (
         2, "", stderr.replace("{empty}", str(empty)))
+    assert data_dir_bytes(jl.data) == before
 
 
 @pytest.mark.parametrize("source", ["a b", "", "x" * 65])

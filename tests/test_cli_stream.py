@@ -1469,3 +1469,22 @@ def test_a_streams_alternates_are_listed_as_natscli_lists_them():
         "        Alternates:  R3: Cluster:    C",
         "                    R3M: Cluster: east Domain: hub",
     ]
+
+
+def test_a_nul_byte_in_a_file_stream_s_or_consumer_s_name_is_refused_and_changes_nothing(jl):
+    """nats-server's file store can not make a directory of such a name: 10049 / 10012,
+    the create's last step (tests/test_validate_stream.py, tests/test_consumer_config.py
+    hold the rules); nothing is stored."""
+    from helpers import data_dir_bytes
+
+    ok(jl("stream", "add", "S", "--subjects", "s", "--defaults"))
+    stream_cfg, consumer_cfg = jl.tmp / "nul.json", jl.tmp / "nulc.json"
+    stream_cfg.write_text('{"name": "A\\u0000B", "subjects": ["nul"]}')
+    consumer_cfg.write_text('{"durable_name": "C\\u0000D", "ack_policy": "explicit"}')
+    before = data_dir_bytes(jl.data)
+    for args, code in ((["stream", "add", "--config", str(stream_cfg)], 10049),
+                       (["consumer", "add", "S", "--config", str(consumer_cfg)], 10012)):
+        res = jl(*args, "-j")
+        assert res.exit_code == 1, res.output
+        assert json.loads(res.stdout)["error"]["err_code"] == code
+    assert data_dir_bytes(jl.data) == before

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster, DataDir
 
 __all__ = ["ACL_FILTERS_KEY", "AclSyncResult", "doomed_acls", "link_acl_filters", "owner_of",
-           "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
+           "owning_link", "parse_acl_filters", "pending_acls", "step_acl_sync", "sync_acls"]
 
 ACL_FILTERS_KEY = "acl.filters"
 _TASK = "AclSync"
@@ -61,6 +61,12 @@ _ERROR_FIELDS = {"resource_type": "resourceFilter.resourceType",
 def owner_of(link: str) -> str:
     """The owner the ACL sync of ``link`` marks its ACLs with."""
     return f"link:{link}"
+
+
+def owning_link(owner: str) -> str | None:
+    """The link whose ACL sync marks its ACLs ``owner`` (:func:`owner_of`); None for
+    another owner."""
+    return owner[len("link:"):] if owner.startswith("link:") else None
 
 
 def _bad(path: str, why: str) -> KafkaError:
@@ -144,20 +150,31 @@ def _echoes(datadir: DataDir, store: AclStore, destination: str) -> set[AclBindi
     by the ACL sync of a link (owner ``link:NAME``) whose source is ``destination``, or
     whose source holds it as such a copy in turn (followed from cluster to cluster, each
     once)."""
+    owners = {store.cluster.name: store.owners(store.find())}  # each cluster's, read once
+    sources: dict[tuple[str, str], str | None] = {}  # (cluster, link) -> its source
+
+    def source_of(cluster: str, link: str) -> str | None:
+        if (cluster, link) not in sources:
+            sources[cluster, link] = _link_source(datadir.open(cluster), link)
+        return sources[cluster, link]
+
     out: set[AclBinding] = set()
-    for b, owner in store.owners(store.find()).items():
-        cluster, seen = store.cluster, {store.cluster.name}
+    for b, owner in owners[store.cluster.name].items():
+        cluster, seen = store.cluster.name, {store.cluster.name}
         while True:
-            link = owner[len("link:"):] if owner.startswith("link:") else None
-            src = _link_source(cluster, link) if link else None
+            link = owning_link(owner)
+            src = source_of(cluster, link) if link else None
             if src is None or src in seen or not datadir.has_cluster(src):
                 break
             if src == destination:
                 out.add(b)
                 break
             seen.add(src)
-            cluster = datadir.open(src)
-            owner = AclStore(cluster).owners([b]).get(b, "")
+            cluster = src
+            if src not in owners:
+                there = AclStore(datadir.open(src))
+                owners[src] = there.owners(there.find())
+            owner = owners[src].get(b, "")
     return out
 
 

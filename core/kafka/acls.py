@@ -268,13 +268,11 @@ class AclBinding:
 
     def pattern(self) -> str:
         """``ResourcePattern(resourceType=TOPIC, name=T, patternType=LITERAL)`` (Kafka's)."""
-        return (f"ResourcePattern(resourceType={self.resource_type}, name={self.name}, "
-                f"patternType={self.pattern_type})")
+        return _pattern_text(self.resource_type, self.name, self.pattern_type)
 
     def entry(self) -> str:
         """``(principal=User:x, host=*, operation=READ, permissionType=ALLOW)`` (Kafka's)."""
-        return (f"(principal={self.principal}, host={self.host}, operation={self.operation}, "
-                f"permissionType={self.permission})")
+        return _entry_text(self.principal, self.host, self.operation, self.permission)
 
     def to_json(self) -> dict[str, str]:
         """REST v3's AclData fields (resource_type ... permission)."""
@@ -291,6 +289,19 @@ class AclBinding:
         if self.pattern_type == "LITERAL":
             return self.name == name or self.name == WILDCARD
         return name.startswith(self.name)
+
+
+def _pattern_text(resource_type: str, name: str | None, pattern_type: str) -> str:
+    """Kafka's ResourcePattern / ResourcePatternFilter ``toString`` (``<any>``: no name)."""
+    return (f"ResourcePattern(resourceType={resource_type}, "
+            f"name={'<any>' if name is None else name}, patternType={pattern_type})")
+
+
+def _entry_text(principal: str | None, host: str | None, operation: str, permission: str
+                ) -> str:
+    """Kafka's AccessControlEntry ``toString``."""
+    return (f"(principal={principal}, host={host}, operation={operation}, "
+            f"permissionType={permission})")
 
 
 @dataclass(frozen=True)
@@ -321,6 +332,15 @@ class AclFilter:
                    None if host is None else _host(host),
                    operation_of(operation or ANY, filter_=True),
                    permission_of(permission or ANY, filter_=True))
+
+    def pattern(self) -> str:
+        """Its resource part as Kafka's ResourcePatternFilter writes it (AclCommand's
+        questions)."""
+        return _pattern_text(self.resource_type, self.name, self.pattern_type)
+
+    def entry(self) -> str:
+        """Its access part as the AccessControlEntry it was made from writes it."""
+        return _entry_text(self.principal, self.host, self.operation, self.permission)
 
     def matches(self, b: AclBinding) -> bool:
         if self.resource_type != ANY and b.resource_type != self.resource_type:

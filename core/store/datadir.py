@@ -693,12 +693,8 @@ class Cluster:
                     conn.execute("ROLLBACK")
                 raise
             else:
-                with _deferred_if(on_commit):
-                    conn.execute("COMMIT")
-                    if conn.total_changes != changes:  # (one that changed nothing wrote
-                        self.committed()  # nothing)
-                    if on_commit is not None:
-                        on_commit()
+                # (one that changed nothing wrote nothing)
+                self.commit(on_commit, changed=conn.total_changes != changes)
         except sqlite3.Error as err:
             if storage_error(err, self.name, self.path) is None:
                 raise
@@ -707,6 +703,20 @@ class Cluster:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
             raise self.error(err) from err
+
+    def commit(self, on_commit: Callable[[], None] | None = None, *, changed: bool = True
+               ) -> None:
+        """COMMIT the open transaction; recorded (:meth:`committed`) when it ``changed``
+        anything; then ``on_commit``, SIGINT held from the COMMIT until it has run (what
+        records a committed change is never cut off from it by a Ctrl-C between the two).
+        :meth:`transaction`'s end, and that of a caller that began its own (a replication
+        step with another database attached)."""
+        with _deferred_if(on_commit):
+            self.conn.execute("COMMIT")
+            if changed:
+                self.committed()
+            if on_commit is not None:
+                on_commit()
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
