@@ -101,7 +101,8 @@ def encode_headers_fv(headers: HeadersIn | None) -> tuple[bytes | None, dict[str
             value = value.strip().translate(_NEWLINES)
             if key not in fv:
                 fv[key] = value
-            parts.append(f"{key}: {value}\r\n".encode())
+            # a bytes value (decoded with surrogateescape above) keeps its exact bytes
+            parts.append(f"{key}: {value}\r\n".encode("utf-8", "surrogateescape"))
     if len(parts) == 1:
         return None, {}
     parts.append(CRLF)

@@ -841,6 +841,27 @@ def test_view_raw_writes_a_bodys_bytes_as_stored(jl):
     assert ok(jl("stream", "view", "ORDERS", "--raw")).stdout_bytes == b"\xff\x00z\n"
     assert ok(jl("stream", "view", "ORDERS")).stdout.endswith("\n\\xff\x00z\n\n")
 
+def test_header_bytes_that_are_not_utf8_are_kept(jl):
+    """A header value stored with bytes that are not UTF-8 (another client's, or a copied
+    block) keeps them: stream get --json's hdrs is the block's exact base64; the
+    {name: [values]} map of stream view --json has U+FFFD there, as Go's encoding/json
+    writes a nats.Header."""
+    import base64
+
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    orders(jl)
+    dd = DataDir(jl.data)
+    try:
+        JetStream(dd.open("local")).publish("orders.h", b"x", headers={"X-A": [b"caf\xe9"]})
+    finally:
+        dd.close()
+    got = doc(jl("stream", "get", "ORDERS", "1", "-j"))
+    assert base64.b64decode(got["hdrs"]) == b"NATS/1.0\r\nX-A: caf\xe9\r\n\r\n"
+    assert doc(jl("stream", "view", "ORDERS", "-j"))[0]["headers"] == {"X-A": ["caf\ufffd"]}
+
+
 def test_get_errors(jl):
     orders(jl)
     assert jl("stream", "get", "ORDERS").exit_code == 2
