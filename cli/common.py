@@ -640,6 +640,17 @@ def rest_settings(app: App) -> RestSettings | None:
 # -- command-line values -------------------------------------------------------------------
 
 
+def check_subject_filter(option: str, value: str) -> None:
+    """A subject filter given on the command line is a valid subject (wildcards allowed):
+    a usage error naming the option, the value and the rule (core/subjects.py), asked
+    before the server is (its subject tree answers an invalid filter with no subjects)."""
+    from jetlink.core.subjects import subject_problem
+
+    problem = subject_problem(value)
+    if problem is not None:
+        raise usage(f"{option}: {problem}")
+
+
 def usage(message: str) -> UsageError:
     """A usage error (exit status 2) saying ``message``, for the caller to raise."""
     from jetlink.core.errors import UsageError

@@ -23,7 +23,7 @@ import typer
 
 from jetlink.cli import output
 from jetlink.cli.app import App
-from jetlink.cli.common import open_jetstream
+from jetlink.cli.common import check_subject_filter, open_jetstream
 from jetlink.cli.options import JsonOption
 
 counter_app = typer.Typer(
@@ -153,6 +153,8 @@ def list_(ctx: typer.Context,
     app = App.of(ctx)
     if not subject and not stream:
         raise UsageError("no stream or subject specified", field="subject")
+    if subject:
+        check_subject_filter("PATTERN", subject)
     js = open_jetstream(app)
     name = _stream(js, subject, stream)
     found = counters.subjects(js, name, subject or ">")

@@ -1127,7 +1127,7 @@ def purge(
     if seq is not None and keep is not None:
         raise usage("--seq and --keep cannot be combined when purging")
     if subject is not None:  # a typo is no purge of nothing: as view's and subjects' filter
-        _check_filter("--subject", subject)
+        common.check_subject_filter("--subject", subject)
     js = open_jetstream(app)
     js.stream_info(name)  # (not there: said before any question)
     output.confirm(app, f"Really purge Stream {name}", force=force, action=f"purge stream {name}")
@@ -1944,7 +1944,7 @@ def view(
         if ago > 0:
             start = None  # natscli's viewAction: --since before --id when both are given
     if subject is not None:
-        _check_filter("--subject", subject)
+        common.check_subject_filter("--subject", subject)
     js = open_jetstream(app)
     js.stream_info(name)  # stream not found: the error before anything else
     found = js.messages(name, start_seq=start, start_time_ns=start_time, subject=subject)
@@ -1997,16 +1997,6 @@ def _render_viewed(app: App, msg: dict[str, Any], data: bytes, *,
     T.print_body(app, data, translate, msg["subject"], stream)
 
 
-def _check_filter(option: str, value: str) -> None:
-    """A subject filter given on the command line is a valid subject (wildcards allowed):
-    a usage error naming the option, the value and the rule (core/subjects.py)."""
-    from jetlink.core.subjects import subject_problem
-
-    problem = subject_problem(value)
-    if problem is not None:
-        raise common.usage(f"{option}: {problem}")
-
-
 @stream_app.command("subjects")
 def subjects(
     ctx: typer.Context,
@@ -2039,7 +2029,7 @@ def subjects(
     (default >). With --json: {subject: count}, the subjects by name (as natscli's).
     """
     app = App.of(ctx)
-    _check_filter("FILTER", filter)
+    common.check_subject_filter("FILTER", filter)
     counts = dict(open_jetstream(app).subjects(name, filter))
     if sort in ("name", "subjects"):
         order = sorted(counts, reverse=reverse)

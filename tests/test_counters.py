@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import doc
+from helpers import data_dir_bytes, doc
 
 from jetlink.core import headers as H
 from jetlink.core import replication as R
@@ -403,6 +403,21 @@ def test_cli_counter_verbs(counters_cli):
         "No source information found\n")
     assert jl("counter", "ls", "cnt.>").stdout == "cnt.a\n"
     assert doc(jl("counter", "list", "--stream", "CNTB", "-j")) == ["cntb.a"]
+
+
+@pytest.mark.parametrize("args", [["cnt..a"], ["cnt.a b"], ["--stream", "CNT", "cnt.>.x"]])
+def test_cli_counter_list_refuses_an_invalid_pattern(counters_cli, args):
+    """A PATTERN that is no subject filter: a usage error naming it and the rule, before
+    anything is asked (a traceback before), and nothing changed."""
+    jl = counters_cli
+    jl("counter", "incr", "cnt.a", "1")
+    before = data_dir_bytes(jl.data)
+    r = jl("counter", "list", *args, "-j")
+    pattern = args[-1]
+    assert (r.exit_code, json.loads(r.stdout)) == (2, {"error": {"description": (
+        f"PATTERN: subject '{pattern}' is not valid: tokens separated by '.', none empty, no "
+        "spaces or tabs, '>' only as the last token")}})
+    assert data_dir_bytes(jl.data) == before
 
 
 def test_cli_counter_aggregate(counters_cli):

@@ -368,14 +368,17 @@ def test_jsm_go_expand_homedir(path, expanded):
     assert _expand_home(path, CTX_ENV) == expanded
 
 
-# jsm.go natscontext/expansion_test.go TestValidateName
-# left out: "foo bar", "foo\tbar", "foo*bar", "foo>bar", "foo\x00a", "foo\x7fa" (valid there)
-# and "foo..bar", "a..", "..a" (invalid there): jetlink's context names are letters, digits,
-# '_', '-' and '.' only
+# jsm.go natscontext/expansion_test.go TestValidateName, whole: the rule is jsm.go's
+# ValidateName (not empty, no "..", no "/" or "\\"); one row differs: "foo\x00a" (valid
+# there, and then no file can be opened by that name) is refused, no file name holds NUL
+RULE = "a natscli context name is not empty and has no '..', '/', '\\' or NUL"
 CONTEXT_NAMES = [
     ("foo", True), ("my-context", True), ("ctx_1", True), ("a", True), ("ngs.js", True),
-    ("foo.bar", True), ("", False), ("foo/bar", False), ("foo\\bar", False),
-    ("../evil", False), ("..\\evil", False), ("..", False),
+    ("foo.bar", True), ("foo bar", True), ("foo\tbar", True), ("foo*bar", True),
+    ("foo>bar", True), ("foo\x7fa", True), ("prod@eu", True),
+    ("", False), ("foo/bar", False), ("foo\\bar", False), ("../evil", False),
+    ("..\\evil", False), ("foo..bar", False), ("..", False), ("a..", False), ("..a", False),
+    ("foo\x00a", False),
 ]
 
 
@@ -386,8 +389,8 @@ def test_jsm_go_context_names(name, valid):
     else:
         with pytest.raises(UsageError) as err:
             validate_nats_context_name(name)
-        assert err.value.description == (f"invalid natscli context name {name!r}: use "
-                                          "letters, digits, '_', '-' or '.'")
+        shown = f" {name!r}" if name else ""
+        assert err.value.description == f"invalid natscli context name{shown}: {RULE}"
 
 
 # jsm.go natscontext/testdata (TestContext's XDG_CONFIG_HOME): the files it loads

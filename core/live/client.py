@@ -416,23 +416,23 @@ class LiveConnection:
             "pending_size": 64 * 1024 * 1024,
             "flusher_queue_size": 65536,
         }
+        if t.password and not t.user:
+            raise LiveError(f"{_given('--password', (t.sources or {}).get('password'))} "
+                            "needs --user: a password alone is no credential",
+                            field="password")
+        # one identity, as jsm.go natscontext's NATSOptions picks it: a user, else a
+        # credentials file, else an nkey (the others are not read); a token goes with any
         if t.user and t.password:
             kw["user"] = t.user
             kw["password"] = t.password
         elif t.user:  # natscli: a user without a password is a token
             kw["token"] = t.user
+        elif t.creds:
+            kw["user_credentials"] = _creds_file(t.creds, (t.sources or {}).get("creds"))
+        elif t.nkey:
+            kw["nkeys_seed"] = _nkey_file(t.nkey, (t.sources or {}).get("nkey"))
         if t.token:
             kw["token"] = t.token
-        creds = _creds_file(t.creds, (t.sources or {}).get("creds"))
-        if creds:
-            kw["user_credentials"] = creds
-        if t.password and not t.user:
-            raise LiveError(f"{_given('--password', (t.sources or {}).get('password'))} "
-                            "needs --user: a password alone is no credential",
-                            field="password")
-        nkey = _nkey_file(t.nkey, (t.sources or {}).get("nkey"))
-        if nkey:
-            kw["nkeys_seed"] = nkey
         tls = _ssl_context(t)
         if tls is not None:
             kw["tls"] = tls

@@ -100,7 +100,6 @@ JETLINK_KEYS: dict[str, str] = {
     "inbox_prefix": "inbox_prefix",
     "timeout": "timeout",
 }
-_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 _SCHEMES = ("nats://", "tls://", "ws://", "wss://")
 _HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?", re.ASCII)
 
@@ -145,11 +144,15 @@ def selected_nats_context(environ: Mapping[str, str] | None = None) -> str | Non
 
 
 def validate_nats_context_name(name: object) -> None:
-    """A natscli context's name: letters, digits, '_', '-' or '.' (a file name of its
-    directory, never a path)."""
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or name in (".", ".."):
-        raise UsageError(f"invalid natscli context name {name!r}: use letters, digits, "
-                         "'_', '-' or '.'", field="nats_context")
+    """A natscli context's name, by jsm.go natscontext's ValidateName: not empty, no ``..``,
+    no ``/`` or ``\\`` (a file of its directory, never a path; anything else is allowed,
+    ``prod@eu`` or a space too), and no NUL, which no file name holds."""
+    if isinstance(name, str) and name and ".." not in name and not any(
+            c in name for c in "/\\\x00"):
+        return
+    shown = f" {name!r}" if isinstance(name, str) and name else ""
+    raise UsageError(f"invalid natscli context name{shown}: a natscli context name is not "
+                     "empty and has no '..', '/', '\\' or NUL", field="nats_context")
 
 
 def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:

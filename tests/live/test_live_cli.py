@@ -89,6 +89,31 @@ def test_a_natscli_contexts_wrong_token_is_named(live_auth, tmp_path, monkeypatc
         f"check the token (from natscli context tok ({path}))"), res.stderr
 
 
+def test_a_natscli_context_connects_with_one_identity_as_natscli(live_auth, nkey_user,
+                                                                tmp_path, monkeypatch):
+    """A natscli context giving a user, a credentials file and an nkey connects as the user,
+    the others never read (a garbage creds file, a missing nkey); without the user it is the
+    nkey the server takes (creds before nkey, jsm.go natscontext's NATSOptions)."""
+    cfg = tmp_path / "config"
+    (cfg / "nats" / "context").mkdir(parents=True)
+    junk = tmp_path / "junk.creds"
+    junk.write_text("garbage\n")
+    (cfg / "nats" / "context" / "prod@eu.json").write_text(json.dumps(
+        {"url": live_auth.url, "user": "ops", "password": "s3cret", "creds": str(junk),
+         "nkey": str(tmp_path / "missing.nk")}))
+    (cfg / "nats" / "context" / "nk.json").write_text(json.dumps(
+        {"url": live_auth.url, "nkey": str(nkey_user.seed_file)}))
+    (cfg / "nats" / "context" / "both.json").write_text(json.dumps(
+        {"url": live_auth.url, "creds": str(junk), "nkey": str(nkey_user.seed_file)}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    for name in ("prod@eu", "nk"):
+        res = runner.invoke(app, ["--nats-context", name, "stream", "ls", "-j"],
+                            prog_name="jetlink")
+        assert doc(res) == [], (name, res.stderr)
+    res = runner.invoke(app, ["--nats-context", "both", "stream", "ls"], prog_name="jetlink")
+    one_line_error(res, r"no user JWT found")
+
+
 def test_a_password_in_the_server_url_is_never_printed(live_auth, tmp_path, monkeypatch):
     """nats://user:password@host: the connection uses it, every line that shows the URL
     masks the password (errors, the NATS_URL notice, context show / ls, --json too), and
