@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import WAIT_TIMEOUT
+from helpers import WAIT_TIMEOUT, data_dir_bytes, ok
 
 from jetlink.cli.dashboard import actions
 from jetlink.cli.dashboard.data import Rates, Snapshot, load, rate_text, sparkline
@@ -890,6 +890,25 @@ def test_command_refuses_a_refresh_under_a_second(jl):
     assert "at most once a second" in result.stderr
     # --json prints one snapshot: nothing refreshes, so no refresh rule applies
     assert jl("dashboard", "--refresh", "500ms", "--json").exit_code == 0
+
+
+@pytest.mark.parametrize(("feed", "code", "said"), [
+    ("a..b", 2, "--feed: subject 'a..b' is not valid: tokens separated by '.', none empty, no "
+                "spaces or tabs, '>' only as the last token"),
+    ("a.b@locl", 1, "cluster locl not found: did you mean local?"),
+    ("a.b@", 2, "invalid cluster name '': use 1 to 64 letters, digits, '_' or '-'"),
+])
+def test_command_refuses_a_feed_it_could_not_follow(jl, feed, code, said):
+    """--feed's subject and cluster are checked before the UI starts, as jetlink sub checks
+    them (they failed only inside the Feed tab, and the command then exited 0); a good one
+    goes on to the terminal check."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    before = data_dir_bytes(jl.data)
+    r = jl("dashboard", "--feed", feed)
+    assert (r.exit_code, r.stderr) == (code, f"jetlink: error: {said}\n")
+    assert data_dir_bytes(jl.data) == before
+    r = jl("dashboard", "--feed", "s.>@local")
+    assert (r.exit_code, "needs a terminal" in r.stderr) == (1, True), r.stderr
 
 
 # -- snapshots (pytest-textual-snapshot): few, small, deterministic ----------------------------

@@ -80,6 +80,8 @@ def dashboard(
         snap = source.load(data, clock, clusters=None if scope is None else (scope,))
         app.emit(snap.to_json())
         return
+    if feed:
+        source.check_feed(feed, app.cluster, clock)
     from jetlink.cli import output
 
     if not output.is_interactive() or not output.stdout_is_terminal():

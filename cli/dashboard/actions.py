@@ -91,6 +91,25 @@ class Source:
         with self.open(clock, step=False) as backend:
             backend.either(data_dir=on_data_dir, server=lambda _js: None)
 
+    def check_feed(self, text: str, cluster: str, clock: Clock) -> None:
+        """``--feed``'s SUBJECT[@CLUSTER] refused before the UI starts, as ``jetlink sub``
+        refuses it: a subject that is not one (a usage error naming it and the rule), a
+        cluster the data directory does not have (with the closest name)."""
+        from jetlink.cli.common import usage
+        from jetlink.core.subjects import subject_problem
+
+        def on_data_dir(dd: Any) -> list[str]:
+            return list(dd.cluster_names())
+
+        with self.open(clock, step=False) as backend:
+            names = backend.either(data_dir=on_data_dir, server=lambda _js: [])
+        subject, cluster = feed_target(text, cluster, names, self.replicates)
+        problem = subject_problem(subject)
+        if problem is not None:
+            raise usage(f"--feed: {problem}")
+        with self.jetstream(cluster, clock):
+            pass
+
     def load(self, path: Path, clock: Clock, *, clusters: Any = None) -> Any:
         """A snapshot (cli/dashboard/data.py): every cluster of a data directory, or the
         live server's JetStream domain; a server that does not answer (no connection, or
@@ -148,6 +167,16 @@ class Source:
             backend.either(data_dir=lambda dd: dd.open(cluster, create_local=False),
                            server=lambda _js: None)
             yield backend.jetstream(cluster)
+
+
+def feed_target(text: str, cluster: str, names: Any, replicates: bool) -> tuple[str, str]:
+    """The feed's ``SUBJECT`` and cluster from ``SUBJECT@CLUSTER`` (else ``cluster``): on the
+    data directory (``replicates``) the text after the last ``@`` names the cluster; on a
+    live server only a cluster among ``names`` does (``@`` is a subject's character)."""
+    head, sep, tail = text.rpartition("@")
+    if sep and head and (replicates or tail in names):
+        return head, tail
+    return text, cluster
 
 
 # Said by a key that works on the data directory only, when a live server is in force.

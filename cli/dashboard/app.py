@@ -41,7 +41,7 @@ from textual.worker import get_current_worker
 
 from jetlink.cli import output
 from jetlink.cli.dashboard import actions
-from jetlink.cli.dashboard.actions import Outcome
+from jetlink.cli.dashboard.actions import Outcome, feed_target
 from jetlink.cli.dashboard.data import (
     AgreementRow,
     BucketRow,
@@ -1121,11 +1121,8 @@ class Dashboard(App[None]):
         if not text:
             log.write(Text("Feed stopped", style="dim"))
             return
-        subject, cluster = text, self.feed_cluster
-        head, sep, tail = text.rpartition("@")
         names = {c.name for c in self.snapshot.clusters} if self.snapshot else set()
-        if sep and head and (self.source.replicates or tail in names):
-            subject, cluster = head, tail
+        subject, cluster = feed_target(text, self.feed_cluster, names, self.source.replicates)
         self.feed_subject = subject
         log.write(Text(f"Subscribing on {subject} in cluster {cluster}", style="dim"))
         self._feed(subject, cluster)
