@@ -779,12 +779,10 @@ def find(
     buckets included. Prints natscli's stream ls table; --names the names, one per line;
     --json the list of names. jsm.go's --expression language is not supported.
     """
-    from jetlink.core.queries import query_streams
-
     app = App.of(ctx)
     q = stream_query(locals())
     js = open_jetstream(app)
-    found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
+    found = _found(js, q, cluster, "find")
     if names or app.json:
         app.emit(sorted(i["config"]["name"] for i in found), human=output.lines)
         return
@@ -874,7 +872,9 @@ def report(
     Deleted, API Level, Replicas), sorted by bytes unless a sort flag is given, then the
     Replication Report of mirrors and sources; --leaders: the RAFT Leader Report (per
     server: its cluster, the streams it leads, their share as stars). --cluster keeps the
-    streams of that cluster and those with no cluster information, as natscli's. With
+    streams of that cluster and those with no cluster information, as natscli's; where no
+    stream names a cluster (the embedded engine) it is refused: jetlink's --cluster goes
+    before the command. With
     --json: a list of {stream, storage, placement, consumers, messages, bytes, lost:
     {msgs, bytes}, deleted, api_level, replicas, cluster, mirror?, sources?}.
     """
@@ -885,14 +885,7 @@ def report(
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
     if in_cluster:  # natscli's reportLimitCluster: a stream with no cluster information stays
-        if not any(isinstance(i.get("cluster"), dict) and i["cluster"].get("name")
-                   for i in infos):
-            output.notice(app, f"jetlink: notice: --cluster {in_cluster} after stream report "
-                               "is natscli's filter of the streams placed in a cluster, and "
-                               "no stream here names one: every stream is reported; "
-                               "jetlink's --cluster, the data directory's cluster, goes "
-                               f"before the command (jetlink --cluster {in_cluster} stream "
-                               "report)")
+        _check_cluster_filter(infos, in_cluster, "report")
         infos = [i for i in infos if not isinstance(i.get("cluster"), dict)
                  or i["cluster"].get("name", "") == in_cluster]
     stats = [_stat(i) for i in infos]
@@ -908,6 +901,29 @@ def report(
         key = "bytes"
     stats.sort(key=lambda s: (s[key], s["stream"]))
     app.emit(stats, human=lambda a, d: render_report(a, d, raw=raw, leaders=leaders))
+
+
+def _check_cluster_filter(infos: list[dict[str, Any]], value: str, verb: str) -> None:
+    """natscli's --cluster after stream report|find|cluster balance keeps the streams placed
+    in a cluster; where no stream names one (the embedded engine's, a server outside a
+    cluster) it could only keep all of them or none, while the operator most likely meant
+    jetlink's own --cluster: refused (a usage error), naming that one."""
+    if any(isinstance(i.get("cluster"), dict) and i["cluster"].get("name") for i in infos):
+        return
+    raise common.usage(f"--cluster {value} after stream {verb} is natscli's filter of the "
+                       "streams placed in a cluster, and no stream here names one; jetlink's "
+                       "--cluster, the data directory's cluster, goes before the command "
+                       f"(jetlink --cluster {value} stream {verb})")
+
+
+def _found(js: Any, q: "StreamQuery", cluster: str | None, verb: str) -> list[dict[str, Any]]:
+    """The streams jsm.go's stream query ``q`` selects (--cluster checked first)."""
+    from jetlink.core.queries import query_streams
+
+    infos = [to_doc(i) for i in js.streams()]
+    if cluster is not None:
+        _check_cluster_filter(infos, cluster, verb)
+    return query_streams(infos, q, now_ns=now_ns())
 
 
 def _stat(info: dict[str, Any]) -> dict[str, Any]:
@@ -2220,12 +2236,10 @@ def cluster_balance(
     clustered (every one on the embedded engine) has no other server to move to.
     """
     from jetlink.core.balance import balance, group_of
-    from jetlink.core.queries import query_streams
-
     app = App.of(ctx)
     q = stream_query(locals())
     js = open_jetstream(app)
-    found = query_streams([to_doc(i) for i in js.streams()], q, now_ns=now_ns())
+    found = _found(js, q, cluster, "cluster balance")
     # (an info without cluster information names no RAFT group: not clustered)
     moved = balance([group_of(i["config"]["name"], i) for i in found if i.get("cluster")],
                     read=lambda n: group_of(n, to_doc(js.stream_info(n))),

@@ -412,21 +412,23 @@ def test_natscli_placement_cluster_after_the_verb_is_refused(capsys, tmp_path, g
         f"--cluster after {group} {verb}: ")
 
 
-def test_natscli_stream_report_cluster_filter_is_said_where_no_stream_names_one(
-        capsys, tmp_path):
-    """natscli's stream report --cluster reports the streams placed in that cluster; where
-    no stream names its cluster (the engine's listing, a single server's) every stream is
-    reported, as natscli's, and a notice says so and where jetlink's --cluster goes."""
+@pytest.mark.parametrize("verb", [["report"], ["find"], ["cluster", "balance"]])
+def test_natscli_stream_cluster_filter_is_refused_where_no_stream_names_one(
+        capsys, tmp_path, verb):
+    """natscli's --cluster after stream report|find|cluster balance keeps the streams placed
+    in that cluster; where no stream names its cluster (the engine's listing, a single
+    server's) it could keep only all or none, and `stream report --cluster east` read as the
+    wrong cluster's report: refused, exit 2, naming where jetlink's --cluster goes."""
     code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "add", "S",
                           "--subjects", "s", "--defaults")
     assert code == 0, err
-    code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", "report",
+    code, out, err = call(capsys, "--data-dir", str(tmp_path / "d"), "stream", *verb,
                           "--cluster", "east", "-j")
-    assert (code, [s["stream"] for s in json.loads(out)]) == (0, ["S"])
-    assert err == ("jetlink: notice: --cluster east after stream report is natscli's filter "
-                   "of the streams placed in a cluster, and no stream here names one: every "
-                   "stream is reported; jetlink's --cluster, the data directory's cluster, "
-                   "goes before the command (jetlink --cluster east stream report)\n")
+    shown = " ".join(verb)
+    assert (code, json.loads(out)) == (2, {"error": {"description": (
+        f"--cluster east after stream {shown} is natscli's filter of the streams placed in a "
+        "cluster, and no stream here names one; jetlink's --cluster, the data directory's "
+        f"cluster, goes before the command (jetlink --cluster east stream {shown})")}})
 
 
 @pytest.mark.parametrize("args", [
