@@ -241,24 +241,35 @@ def _cluster_origin(app: App, err: Any) -> None:
     err.detail = f"{err.detail}; {said}" if err.detail else said
 
 
+# what err.missing names, as said to people
+_KIND_WORDS = {"stream": "stream", "link": "cluster link", "topic": "topic",
+               "group": "consumer group"}
+
+
 def _held_elsewhere(app: App, err: Any) -> None:
-    """A stream not found (10059) where the command looked, that another cluster of the
-    data directory holds (a forgotten --cluster): said in the error's detail, with the
-    option that reaches it (core/backend.py ``holders``). Nothing when a closer name was
-    suggested already."""
+    """A stream (10059), cluster link, topic or consumer group not found where the command
+    looked (``err.missing``), that another cluster of the data directory holds (a forgotten
+    or wrong --cluster): said in the error's detail, with the option that reaches it
+    (core/backend.py ``holders``). Nothing when a closer name was suggested already."""
     from jetlink.core.errors import ApiError
 
-    if not (isinstance(err, ApiError) and err.err_code == 10059 and app.backend is not None
+    missing = getattr(err, "missing", None)
+    if (missing is None and isinstance(err, ApiError) and err.err_code == 10059
             and err.description == "stream not found" and err.detail
             and ";" not in err.detail and ":" not in err.detail):
+        missing = ("stream", err.detail)
+    if missing is None or app.backend is None:
         return
-    name = err.detail
-    holders = app.backend.holders(name)
+    kind, name = missing
+    if err.detail not in (None, name):  # a closer name suggested already
+        return
+    holders = app.backend.holders(name, kind)
     if holders:
         where = " and ".join(f"cluster {c}" for c in holders)
         verb = "holds" if len(holders) == 1 else "hold"
-        err.detail = (f"{name}; {where} {verb} a stream {name}: give --cluster {holders[0]} "
-                      "(before the command)")
+        said = (f"{where} {verb} a {_KIND_WORDS[kind]} {name}: give --cluster {holders[0]} "
+                "(before the command)")
+        err.detail = f"{err.detail}; {said}" if err.detail else said
 
 
 def _load_command(name: str, module: str) -> Any:

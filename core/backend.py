@@ -99,10 +99,11 @@ class Backend(ABC):
         live server has one JetStream domain in force: nothing changes)."""
         return None
 
-    def holders(self, stream: str) -> list[str]:
-        """The other places that hold a stream named ``stream``, for a "not found" where
-        the command looked (a forgotten ``--cluster``): embedded, the data directory's other
-        NATS clusters; a live server's domains are not listed by it: none."""
+    def holders(self, name: str, kind: str = "stream") -> list[str]:
+        """The other places that hold a ``kind`` ("stream", or a Kafka "link", "topic" or
+        "group") named ``name``, for a "not found" where the command looked (a forgotten
+        ``--cluster``): embedded, the data directory's other clusters of that kind; a live
+        server's domains are not listed by it: none."""
         return []
 
     @abstractmethod
@@ -174,20 +175,18 @@ class EmbeddedBackend(Backend):
                ) -> T:
         return data_dir(self.store)
 
-    def holders(self, stream: str) -> list[str]:
-        from .jetstream import JetStream
-
+    def holders(self, name: str, kind: str = "stream") -> list[str]:
         store = self.store
         if not store.path.is_dir():
             return []
         out = []
-        for name in store.cluster_names():
-            if name == self.cluster:
+        for cluster in store.cluster_names():
+            if cluster == self.cluster:
                 continue
             try:
-                cl = store.open(name, create_local=False)
-                if cl.kind == "nats" and stream in JetStream(cl, self._clock()).stream_names():
-                    out.append(name)
+                cl = store.open(cluster, create_local=False)
+                if _holds(store, cl, name, kind, self._clock()):
+                    out.append(cluster)
             except JetlinkError:  # a hint only: a damaged cluster holds none
                 continue
         return out
@@ -368,3 +367,23 @@ def open_backend(target: Any, path: Path, cluster: str, clock: Callable[[], Cloc
         return LiveBackend(target, on_connect=on_connect)
     return EmbeddedBackend(path, cluster, clock, create=create, step=step,
                            on_step_error=on_step_error)
+
+
+def _holds(store: DataDir, cl: Any, name: str, kind: str, clock: Clock) -> bool:
+    """Whether cluster ``cl`` holds a ``kind`` named ``name`` (Backend.holders)."""
+    if kind == "stream":
+        from .jetstream import JetStream
+
+        return cl.kind == "nats" and name in JetStream(cl, clock).stream_names()
+    if cl.kind != "kafka":
+        return False
+    if kind == "link":
+        from .kafka.links import Links
+
+        return name in Links(store, cl, clock).names()
+    from .kafka.topics import Kafka
+
+    kafka = Kafka(cl, clock)
+    if kind == "topic":
+        return kafka.has_topic(name)
+    return kind == "group" and any(g.group == name for g in kafka.groups())

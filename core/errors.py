@@ -29,6 +29,9 @@ class JetlinkError(Exception):
     # Ending a pipeline of publishes (a live server's): how many of them were sent and
     # never acknowledged, which the server may have stored.
     unacknowledged = 0
+    # What a not-found error found missing, ``(kind, name)`` (kind "stream", "link", "topic"
+    # or "group"): the CLI then says which other cluster of the data directory holds one.
+    missing: tuple[str, str] | None = None
 
     def __init__(self, description: str, *, field: str | None = None) -> None:
         super().__init__(description)
@@ -463,10 +466,15 @@ def _edits(a: str, b: str) -> int:
     return prev[len(b)]
 
 
-def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
+def not_found(err: JetlinkError, name: str, names: Any, *, kind: str | None = None
+              ) -> JetlinkError:
     """``err`` (a not-found error, its description the real system's) with the name that
     was not found as its detail for people, and the closest of ``names`` when one is close
-    (``did_you_mean``); the JSON document stays the server's."""
+    (``did_you_mean``); the JSON document stays the server's. ``kind``: what is missing
+    (``err.missing``), for the CLI to look for it in the other clusters when nothing here
+    is close."""
+    if kind is not None:
+        err.missing = (kind, name)
     hint = did_you_mean(name, names)
     if name in err.description:  # already named ("cluster wset not found")
         err.detail = hint

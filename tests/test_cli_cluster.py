@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import data_dir_bytes, ok
 
 
 def _without_created(docs):
@@ -273,6 +274,42 @@ def test_a_stream_of_another_cluster_is_named_with_the_option_that_reaches_it(jl
                                               "description": "stream not found"}}
     r = jl("--cluster", "west", "stream", "rm", "ORDER", "-f")  # a close name: that hint
     assert r.stderr == "jetlink: error: stream not found (10059): ORDER; did you mean ORDERS?\n"
+
+
+def test_a_kafka_object_of_another_cluster_is_named_with_the_option_that_reaches_it(jl):
+    """A cluster link, topic or consumer group not found where the command looked (a runbook
+    line run on the source side): the Kafka cluster that holds it is said, with the option;
+    the JSON document stays Kafka's and nothing is written anywhere."""
+    for c in ("kwest", "keast"):
+        ok(jl("cluster", "add", c, "--kind", "kafka"))
+    ok(jl("cluster", "add", "nwest"))
+    ok(jl("--cluster", "kwest", "topic", "create", "orders", "--partitions", "2"))
+    ok(jl("--cluster", "kwest", "topic", "produce", "orders", "a"))
+    ok(jl("--cluster", "kwest", "topic", "consume", "orders", "--group", "billing",
+          "--from-beginning"))
+    ok(jl("--cluster", "keast", "links", "create", "dr", "--source-cluster", "kwest"))
+    before = data_dir_bytes(jl.data)
+    for args, said in (
+            (["--cluster", "kwest", "mirrors", "failover", "orders", "--link", "dr"],
+             "Cluster link 'dr' not found (CLUSTER_LINK_NOT_FOUND 10000): cluster keast holds "
+             "a cluster link dr: give --cluster keast (before the command)"),
+            (["--cluster", "keast", "group", "describe", "billing"],
+             "Consumer group 'billing' does not exist. (GROUP_ID_NOT_FOUND 69): cluster kwest "
+             "holds a consumer group billing: give --cluster kwest (before the command)"),
+            (["--cluster", "keast", "topic", "describe", "orders"],
+             "Topic 'orders' does not exist as expected (UNKNOWN_TOPIC_OR_PARTITION 3): cluster "
+             "kwest holds a topic orders: give --cluster kwest (before the command)"),
+            # a closer name here: that hint, not another cluster's
+            (["--cluster", "kwest", "topic", "describe", "orderz"],
+             "Topic 'orderz' does not exist as expected (UNKNOWN_TOPIC_OR_PARTITION 3): did you "
+             "mean orders?")):
+        r = jl(*args)
+        assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n"), args
+    r = jl("--cluster", "kwest", "links", "describe", "dr", "-j")
+    assert json.loads(r.stdout) == {"error": {
+        "error_code": 10000, "error_name": "CLUSTER_LINK_NOT_FOUND",
+        "message": "Cluster link 'dr' not found"}}
+    assert data_dir_bytes(jl.data) == before
 
 
 def test_a_cluster_name_differing_only_in_case_is_refused(jl):

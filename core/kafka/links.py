@@ -1104,9 +1104,10 @@ def _not_found(name: str, conn: Any = None) -> KafkaError:
         "CLUSTER_LINK_NOT_FOUND", f"Cluster link '{name}' not found", field="link_name"
     )
     if conn is None:
+        err.missing = ("link", name)
         return err
     names = [r[0] for r in conn.execute("SELECT name FROM links")]
-    found = not_found(err, name, names)
+    found = not_found(err, name, names, kind="link")
     assert isinstance(found, KafkaError)
     return found
 

@@ -210,8 +210,10 @@ class TopicRow:
 
 
 def unknown_topic(name: str) -> KafkaError:
-    return KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist as expected",
-                      field="topic")
+    err = KafkaError("UNKNOWN_TOPIC_OR_PARTITION", f"Topic '{name}' does not exist as expected",
+                     field="topic")
+    err.missing = ("topic", name)
+    return err
 
 
 def unknown_partition(topic: str, partition: Any, partitions: int) -> KafkaError:
