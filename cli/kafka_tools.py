@@ -90,8 +90,8 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
                    flag: str = "--bootstrap-server") -> None:
     """``--bootstrap-server`` names the cluster when a cluster of the data directory has its
     value (or its first server's host) as name; one notice on stderr either way. One that
-    names no cluster, without ``--cluster``, is refused for a change (``app.reading``
-    false) and for a host one typo from a cluster's name. A change without either option
+    names no cluster, without ``--cluster``, is refused (a read's answer would be the
+    default cluster's, not the broker's). A change without either option
     and without ``--cluster`` names the cluster it is made on in one notice (as ``--list``
     does when ``--bootstrap-server`` names none)."""
     from jetlink.cli import output
@@ -126,12 +126,13 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
         raise usage(f"{flag} {bootstrap_server}: no cluster of the data directory "
                     f"is named {host!r} (its host selects the cluster); {close} "
                     "(or give --cluster NAME)")
-    elif bootstrap_server and not given and not app.reading:
-        # a change meant for the broker a runbook line names is not made on the default
-        # cluster: the real tool would have failed to connect
+    elif bootstrap_server and not given:
+        # a runbook line's broker is not the default cluster: the real tool would have
+        # failed to connect; a change is not made there, and a read does not answer for it
+        # ("No mirror topics found." read as the broker's answer)
         raise usage(f"{flag} {bootstrap_server}: no cluster of the data directory "
                     f"is named {host!r} (its host selects the cluster); give --cluster NAME "
-                    f"to change cluster {app.cluster}")
+                    f"to {'read' if app.reading else 'change'} cluster {app.cluster}")
     else:
         why = given or "the default: no --cluster"
         hint = f" ({close})" if close else ""

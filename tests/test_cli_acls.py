@@ -412,9 +412,11 @@ def test_a_change_for_a_bootstrap_server_naming_no_cluster_is_refused(jl):
         "directory is named 'kafka-dr.example.com' (its host selects the cluster); give "
         "--cluster NAME to change cluster local\n"))
     assert data_dir_bytes(jl.data) == before
-    r = ok(jl("kafka-acls", "--list", "--bootstrap-server", "kafka-dr.example.com:9092"))
-    assert r.stderr == ("jetlink: notice: cluster local (the default: no --cluster); "
-                        "--bootstrap-server and --command-config are ignored\n")
+    r = jl("kafka-acls", "--list", "--bootstrap-server", "kafka-dr.example.com:9092")
+    assert (r.exit_code, r.stderr) == (2, (
+        "jetlink: error: --bootstrap-server kafka-dr.example.com:9092: no cluster of the data "
+        "directory is named 'kafka-dr.example.com' (its host selects the cluster); give "
+        "--cluster NAME to read cluster local\n"))
     # a cluster the context in force names is a cluster named: the change is made there
     from helpers import runner
 
