@@ -287,7 +287,7 @@ def _load_command(name: str, module: str) -> Any:
     infos = {(info.name or get_command_name(info.callback.__name__)): info
              for info in sub.registered_commands if info.callback is not None}
     if len(infos) != len(sub.registered_commands):  # pragma: no cover - typer refuses them
-        return get_group(holder).commands[name]
+        return _named(strict_ints(get_group(holder).commands[name]), name)
     registered, sub.registered_commands = sub.registered_commands, []
     try:
         group = get_group(holder).commands[name]  # its sub-groups built, no command yet
@@ -342,6 +342,22 @@ def _one_value(param: Any) -> None:
     param._jetlink_once = True
 
 
+def _plain_usage(param: Any) -> None:
+    """A required argument in a usage line as Click, natscli's help and jetlink's reference
+    pages write it (``TOPIC``), not as Typer's ``{TOPIC}``, which reads as a set of choices."""
+    if getattr(param, "param_type_name", "") != "argument" or \
+            getattr(param, "_jetlink_plain", False):
+        return
+    made = param.make_metavar
+
+    def make_metavar(ctx: Any, **kw: Any) -> str:
+        var = made(ctx, **kw)
+        return var[1:-1] if var.startswith("{") and var.endswith("}") else var
+
+    param.make_metavar = make_metavar
+    param._jetlink_plain = True
+
+
 def strict_ints(command: Any) -> Any:
     """``command`` (and the sub-commands built with it) reading its integer parameters as
     :data:`_ASCII_INT` says: anything else is the parameter type's own "is not a valid
@@ -352,6 +368,7 @@ def strict_ints(command: Any) -> Any:
     whole_64 = ((INT64_MIN, INT64_MAX), (0, UINT64_MAX))  # int64's and uint64's ranges
     for param in getattr(command, "params", ()):
         _one_value(param)
+        _plain_usage(param)
         ptype = param.type
         if getattr(ptype, "name", "") in ("int", "int range", "integer", "integer range") and \
                 not getattr(ptype, "_jetlink_strict", False):
@@ -388,8 +405,10 @@ def strict_ints(command: Any) -> Any:
             if whole:
                 ptype._describe_range = lambda: ""  # (the help's: nothing to print)
     commands = getattr(command, "commands", None)
-    if isinstance(commands, dict) and not isinstance(commands, _LazyCommands):
-        for sub in list(commands.values()):
+    if isinstance(commands, dict):
+        # (of a lazy group: its sub-groups, built with it; its commands are made strict as
+        # they are built)
+        for sub in list(dict.values(commands)):
             strict_ints(sub)
     return command
 

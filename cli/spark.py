@@ -235,6 +235,8 @@ def kv_aggregate(
 def register(app: typer.Typer) -> None:
     from jetlink.cli import spark_topic, spark_verify
 
-    spark_topic.register_commands(spark_app)
-    spark_verify.register_commands(spark_app)
+    if not any(c.name == "verify" for c in spark_app.registered_commands):  # (once: the
+        # group is this module's, a second register would add its commands again)
+        spark_topic.register_commands(spark_app)
+        spark_verify.register_commands(spark_app)
     app.add_typer(spark_app, name="spark")

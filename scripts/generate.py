@@ -152,8 +152,8 @@ def join_paragraphs(paras: list[str]) -> str:
 
 
 def usage_words(cmd: click.Command, ctx: click.Context) -> list[str]:
-    # Typer writes a required argument as {FILE...} in --help usage; man pages use FILE...
-    return [re.sub(r"^\{(.*)\}$", r"\1", p) for p in cmd.collect_usage_pieces(ctx)]
+    # (a required argument as --help writes it: FILE..., cli/root.py _plain_usage)
+    return list(cmd.collect_usage_pieces(ctx))
 
 
 def usage_pieces(cmd: click.Command, ctx: click.Context) -> str:

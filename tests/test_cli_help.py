@@ -75,6 +75,10 @@ def test_help_runs(path, cmd, ctx, flag):
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"Usage: {' '.join(path)} ")
     assert result.stderr == ""
+    # a required argument as Click and the reference pages write it (TOPIC), never Typer's
+    # {TOPIC}, which reads as a set of choices
+    usage = result.stdout.splitlines()[0]
+    assert "{" not in usage, usage
 
 
 def test_registry_help_is_each_commands_own_short_help():

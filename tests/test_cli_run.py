@@ -300,6 +300,7 @@ def test_inputs_larger_than_any_real_one_are_refused_before_filling_memory(jl, t
     ("stream", "view", "U", "--count"),
     ("kv", "add", "KB", "--history"),
     ("consumer", "add", "U", "C", "--defaults", "--max-deliver"),
+    ("stream", "cluster", "balance", "--replicas"),  # (a group's sub-group's command)
 ])
 def test_an_integer_is_ascii_digits_with_an_optional_sign(jl, args, value):
     """Every integer option reads ASCII digits only, as Go's strconv and Kafka read one:
