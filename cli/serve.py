@@ -204,6 +204,9 @@ def serve(
 
     store = DataDir(common.embedded_data_dir(app))  # the engine's data directory only
     try:
+        # a data directory that is not there (a misspelt --data-dir) serves nothing: REST
+        # makes no cluster, so it is said, as every verb says it, rather than served empty
+        store.check_exists()
         clusters = [c.name for c in store.clusters(create_local=False)
                     if store.takes(c.name, "kafka")]
     finally:

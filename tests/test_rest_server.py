@@ -755,6 +755,17 @@ def jl_serve(jl):
     return lambda *args: jl("serve", *args)
 
 
+def test_a_data_directory_that_is_not_there_is_not_served(jl):
+    """A misspelt --data-dir: said as every verb says it (REST makes no cluster, so it
+    could only ever serve nothing), nothing made, nothing bound."""
+    missing = jl.tmp / "nodata"
+    result = jl("--data-dir", str(missing), "serve", "--port", "0")
+    assert (result.exit_code, result.stderr) == (1, (
+        f"jetlink: error: data directory {missing} does not exist (nothing to read or act on: "
+        "the first command that creates something makes it)\n"))
+    assert not missing.exists()
+
+
 @pytest.mark.parametrize("host", ["a..b", "."])
 def test_a_host_no_resolver_takes_is_a_usage_error(jl_serve, host):
     """A label empty or too long: said in one line (not the IDNA codec's traceback)."""
