@@ -376,7 +376,7 @@ def test_refusals(world):
     assert res.exit_code == 1
     assert json.loads(res.stdout)["error"]["description"] == (
         "the old origin ORDERS (cluster west) does not answer (cluster west is down): "
-        "failback needs it back; run the same command again once it is")
+        "failback needs it: run the same command again once it answers")
     assert state(world.data) == before
     res = world("stream", "failback", "ORDERS_EAST", "--tail", "nope", "-f")
     assert res.exit_code == 2 and "parquet:PATH" in res.output

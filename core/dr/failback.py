@@ -595,7 +595,7 @@ def _old_origin(site: Site, probe: StreamConfig, origin_name: str, last: int) ->
     if not facts.reachable and not missing:
         raise JetlinkError(
             f"the old origin {origin_name} ({facts.where}) does not answer ({facts.silence}): "
-            "failback needs it back; run the same command again once it is", field="stream")
+            "failback needs it: run the same command again once it answers", field="stream")
     return facts
 
 
