@@ -482,15 +482,16 @@ def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int
 def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]) -> list[Any]:
     """JetStream publishes (core's publish_many); "no stream matches" gets a hint about
     --core."""
-    from jetlink.core.dr.fence import fence_hint
+    from jetlink.core.dr.fence import fence_hint, mirror_hint
     from jetlink.core.errors import ApiError
     from jetlink.core.streams import NoStreamError
 
     acks = js.publish_many(msgs)
     if acks and isinstance(acks[-1], NoStreamError):
         err = acks[-1]
-        fenced = fence_hint(js.stream_configs(), err.subject)
-        err.description += f" ({fenced or 'use --core for a core NATS publish, without a stream'})"
+        configs = js.stream_configs()
+        hint = fence_hint(configs, err.subject) or mirror_hint(configs, err.subject)
+        err.description += f" ({hint or 'use --core for a core NATS publish, without a stream'})"
     elif acks and isinstance(acks[-1], ApiError) and acks[-1].detail is None:
         subject, _data, headers = msgs[len(acks) - 1]
         acks[-1].detail = _refusal_detail(js, acks[-1].err_code, subject, headers or {})

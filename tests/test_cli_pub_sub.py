@@ -14,7 +14,7 @@ import sys
 import time
 
 import pytest
-from helpers import ENV_VARS, WAIT_TIMEOUT, doc, ok, runner
+from helpers import ENV_VARS, WAIT_TIMEOUT, data_dir_bytes, doc, ok, runner
 
 from jetlink.cli.main import app
 from jetlink.cli.pub import TemplateError, expand, parse_headers
@@ -208,6 +208,33 @@ def test_pub_templates(jl):
         "orders.1": 1,
         "orders.2": 1,
     }
+
+
+def test_pub_on_a_mirrors_side_names_the_mirror_and_its_origin(jl):
+    """A publish where only a mirror may hold the subject (the disaster-recovery side): the
+    error names the mirror and its origin's place rather than pointing at --core (which
+    would store it nowhere); a filtered mirror that does not take the subject is not named.
+    Nothing is stored."""
+    for c in ("west", "east"):
+        ok(jl("cluster", "add", c))
+    ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
+          "--defaults"))
+    ok(jl("--cluster", "east", "stream", "add", "ORDERS_EAST", "--mirror", "ORDERS@west",
+          "--defaults"))
+    before = data_dir_bytes(jl.data)
+    r = jl("--cluster", "east", "pub", "orders.x", "hi")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: no stream matches subject orders.x (stream ORDERS_EAST here is a "
+        "mirror of ORDERS of west, which takes no publishes: publish where ORDERS is; --core "
+        "would store it nowhere)\n"))
+    assert data_dir_bytes(jl.data) == before
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.dr.fence import mirror_hint
+
+    filtered = StreamConfig.from_json({"name": "M", "mirror": {
+        "name": "ORDERS", "filter_subject": "orders.eu.>"}})
+    assert mirror_hint([filtered], "orders.us.1") is None
+    assert mirror_hint([filtered], "orders.eu.1").startswith("stream M here is a mirror of ")
 
 
 def test_pub_without_stream(jl):

@@ -75,6 +75,27 @@ def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
     return None
 
 
+def mirror_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
+    """Why no stream captures ``subject`` where a mirror of it may be (the disaster-recovery
+    side of a stream): the mirror that may hold the subject (its filters take it, or it has
+    none: its origin's subjects are not known here) and where its origin is; None when no
+    mirror here may."""
+    from ..subjects import matches
+
+    for cfg in configs:
+        m = cfg.mirror
+        if m is None:
+            continue
+        filters = [m.filter_subject] if m.filter_subject else [
+            t.src for t in m.subject_transforms if t.src]
+        if filters and not any(matches(f, subject) for f in filters):
+            continue
+        where = f" of {m.domain}" if m.domain else ""
+        return (f"stream {cfg.name} here is a mirror of {m.name}{where}, which takes no "
+                f"publishes: publish where {m.name} is; --core would store it nowhere")
+    return None
+
+
 def unfenced_config(doc: dict[str, Any]) -> dict[str, Any]:
     """A stream config document with the fence undone: the recorded subjects back, the
     fence's key dropped (a document of a stream that is not fenced: as it is)."""
