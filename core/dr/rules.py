@@ -1113,8 +1113,15 @@ def kv_mirror_stream(js: Any, bucket: str) -> tuple[str, str]:
 
     problem = mirror_name_problem(stream, origin)
     if problem:
-        raise JetlinkError(problem, field="bucket")
+        raise JetlinkError(_renamed_refusal(problem, origin), field="bucket")
     return stream, origin
+
+
+def _renamed_refusal(problem: str, origin: str) -> str:
+    """The refusal of a KV mirror under another name than its origin bucket, by the kv and
+    the stream verbs alike: why, and which mirror can be failed over."""
+    return (f"{problem}: neither kv nor stream promote / failover takes it; a mirror bucket "
+            f"named {origin} can be (jetlink kv add {origin} --mirror {origin} ...)")
 
 
 def bucket_as_stream(stream: str, origin: str, failover: bool) -> None:
@@ -1123,11 +1130,14 @@ def bucket_as_stream(stream: str, origin: str, failover: bool) -> None:
     the bucket's settings (direct gets), and a bucket of another name than its origin would
     read and write none of its keys; the KV verb makes it a bucket, or says why not
     (:func:`kv_mirror_stream`)."""
-    from ..config.kvnames import bucket_of_stream
+    from ..config.kvnames import bucket_of_stream, mirror_name_problem
 
     mine, theirs = bucket_of_stream(stream), bucket_of_stream(origin)
     if mine is None or theirs is None:
         return
+    problem = mirror_name_problem(stream, theirs)
+    if problem:  # the KV verb refuses it too: the reason, not a pointer to that verb
+        raise JetlinkError(_renamed_refusal(problem, theirs), field="stream")
     verb = "failover" if failover else "promote"
     raise JetlinkError(f"stream {stream} is the stream of KV bucket {mine}, a mirror of bucket "
                        f"{theirs}: {'fail it over' if failover else 'promote it'} as "
