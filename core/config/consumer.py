@@ -43,6 +43,7 @@ from .codec import _INT_RANGES, _json_kind, decode, encode, invalid_json, jfield
 from .stream import StreamConfig, _JsonMixin
 from .validate import (
     is_valid_asset_name,
+    name_detail,
     set_static_metadata,
     with_response_metadata,
     with_stored_level,
@@ -264,7 +265,6 @@ def filters_of(cfg: ConsumerConfig) -> list[str]:
 
 def _raw(value: Any) -> str:
     """The raw JSON text of a decoded value (what Go hands to UnmarshalJSON)."""
-    import json
 
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -447,12 +447,12 @@ def _check_names_and_replicas(cfg: ConsumerConfig, stream: StreamConfig) -> None
     if cfg.name and not is_valid_asset_name(cfg.name):
         err = invalid_config("consumer name can not contain '.', '*', '>', '\\', '/'",
                              field="name")
-        err.detail = f"name = {json.dumps(cfg.name)}"  # (people only: not in --json)
+        err.detail = name_detail("name", cfg.name)  # (people only: not in --json)
         raise err
     if cfg.durable_name and not is_valid_asset_name(cfg.durable_name):
         err = invalid_config("consumer durable name can not contain '.', '*', '>', '\\', '/'",
                              field="durable_name")
-        err.detail = f"durable_name = {json.dumps(cfg.durable_name)}"
+        err.detail = name_detail("durable_name", cfg.durable_name)
         raise err
     stream_replicas = stream.num_replicas or 1
     if cfg.num_replicas > 0 and cfg.num_replicas > stream_replicas:

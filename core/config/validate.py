@@ -893,8 +893,24 @@ def explain(err: _Error, cfg: Any) -> _Error:
 
         shown = clip(json.dumps(value))
     err.detail = f"{fld} = {shown}"
+    if fld == "name" and isinstance(value, str) and "can not contain" in err.description:
+        err.detail = name_detail(fld, value)
     return err
 
+
+# the characters of a name the server refuses, as said to people
+_FORBIDDEN_NAMES = {" ": "a space", "\t": "a tab", "\r": "a carriage return",
+                    "\n": "a newline", "\f": "a form feed"}
+
+
+def name_detail(fld: str, value: str) -> str:
+    """For people: a refused stream or consumer name and the first character the server
+    refuses in it (the server's text lists '.', '*', '>', '\\', '/', not the blanks)."""
+    from ..errors import clip
+
+    said = f"{fld} = {go_quote(clip(value))}"
+    bad = next((c for c in value if c in _ASSET_NAME_FORBIDDEN), None)
+    return said if bad is None else f"{said} holds {_FORBIDDEN_NAMES.get(bad, repr(bad))}"
 
 _ABSENT = object()
 
