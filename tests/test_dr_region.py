@@ -422,6 +422,37 @@ def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_p
         "primaries again, unfenced; the promoted streams mirror them)")
 
 
+def test_a_switch_interrupted_in_the_second_its_failback_ended_is_finished_by_a_rerun(
+        region, tmp_path, monkeypatch):
+    """The failback (tails saved) and its --switch run begun within one second, the switch
+    interrupted after its first object: the re-run switches back the rest. (The journal
+    tagged each object's record with the run's start, whole seconds: the re-run took the
+    failback's records for its own and said the rest "done earlier", still mirrors.)"""
+    from jetlink.core.dr import region as R
+
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    ok(east(region, "dr", "fence", "--from", "west", "-f"))
+    ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tmp_path / 't'}",
+            "-f"))
+    real, calls = R._failback, []
+
+    def second_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(R, "_failback", second_interrupted)  # (the manual clock: one second)
+    assert east(region, "dr", "failback", "--from", "west", "--switch", "-f").exit_code == 130
+    monkeypatch.setattr(R, "_failback", real)
+    d = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "-j"))
+    assert (d["complete"], d["done"], d["done_earlier"]) == (True, 2, 1), d
+    for name in ("ORDERS", "PAY"):  # the old origins are the primaries again
+        assert "mirror" not in doc(west(region, "stream", "info", name, "-j"))["config"], name
+    assert "mirror" not in doc(west(region, "stream", "info", "KV_CONFIG", "-j"))["config"]
+
+
 def test_a_second_outage_of_the_region_fails_over_and_back_again(region, tmp_path):
     """A failback finished before the region's next failover is that cycle's record: the
     next failback is a new run (never "done already"), and it takes the region back."""

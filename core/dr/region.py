@@ -37,6 +37,7 @@ failback --from REGION``.
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -173,7 +174,7 @@ class Journal:
                 raise
             if not _is_state(mark) or not isinstance(mark.get("key"), str):
                 raise self._damaged(key, "not a record jetlink wrote (an object's state)")
-            if mark.get("run") == doc.get("started"):  # a mark of an earlier run: not ours
+            if mark.get("run") == _run_of(doc):  # a mark of an earlier run: not ours
                 doc["objects"][mark["key"]] = {k: mark[k] for k in ("state", "at", "detail")
                                                if k in mark}
         self.doc = doc
@@ -211,13 +212,20 @@ class Journal:
             self.doc["objects"][obj.key] = state
         if self.kv is None:
             return
-        mark = {"key": obj.key, "run": self.doc.get("started"), **state}
+        mark = {"key": obj.key, "run": _run_of(self.doc), **state}
         self._open(True).put(f"{self.key}.{key_for(obj.key)}",
                              json.dumps(mark, separators=(",", ":")).encode())
 
 
 def _is_state(v: Any) -> bool:
     return isinstance(v, dict) and isinstance(v.get("state"), str)
+
+
+def _run_of(doc: dict[str, Any]) -> Any:
+    """The run a record and its objects' marks belong to: its own ``run`` id (random, made
+    when the run starts), or for a record written before runs had one its start time (whole
+    seconds: two runs begun in one second would read each other's marks)."""
+    return doc.get("run") or doc.get("started")
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -578,7 +586,7 @@ class RegionPlan:
                     options["tail"] = had  # the tails an earlier run saved stay where it did
                 j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
                          "side": None, "options": options, "started": now,
-                         "finished": None, "objects": {}}
+                         "run": secrets.token_hex(8), "finished": None, "objects": {}}
             else:
                 if given:  # a run resumed with another --tail: its path is the one taken
                     j.doc.setdefault("options", {})["tail"] = given
