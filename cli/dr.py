@@ -204,11 +204,16 @@ def fence(
     report = plan.preview() if dry_run else plan.carry_out()
     app.emit(report.to_json(), human=_render_fence)
     if report.not_fenced:
-        from jetlink.cli import output
+        _not_fenced(app, report)
 
-        output.notice(app, "jetlink: error: not fenced: " + "; ".join(
-            f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in report.not_fenced))
-        raise typer.Exit(1)
+
+def _not_fenced(app: App, report: Any) -> NoReturn:
+    """The old origins a fence left taking writes: one line, exit status 1."""
+    from jetlink.cli import output
+
+    output.notice(app, "jetlink: error: not fenced: " + "; ".join(
+        f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in report.not_fenced))
+    raise typer.Exit(1)
 
 
 def _render_fence(app: App, doc: dict[str, Any]) -> None:
@@ -458,8 +463,8 @@ def region_failover(
         "--skip-unready", help="Leave out every object whose failover would be refused or "
         "that dr check grades CRITICAL.")] = False,
     fence: Annotated[bool, typer.Option(
-        "--fence", help="Then fence each old origin that answers (as dr fence): it takes no "
-        "writes until failback --switch.")] = False,
+        "--fence", help="Fence each old origin that answers (as dr fence), before its "
+        "mirror is promoted: it takes no writes until failback --switch.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Fail a whole region over.
@@ -591,6 +596,8 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
                                              "failed back") + ": " +
                       "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
         raise typer.Exit(1)
+    if report.fence is not None and report.fence.not_fenced:  # (--fence), as dr fence says it
+        _not_fenced(app, report.fence)
 
 
 def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[str],

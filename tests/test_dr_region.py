@@ -383,14 +383,52 @@ def test_skip_unready_leaves_out_what_would_be_refused(region):
     assert d["done"] == 3 and d["complete"]
 
 
-def test_fence_fences_the_origins_that_answer(region):
+def test_fence_fences_the_origins_that_answer(region, monkeypatch):
+    """--fence with the region answering: each old origin is fenced BEFORE its mirror is
+    promoted (fenced after, a publish of the window between was stored on both sides);
+    the report says each fenced by this run, with the subjects it had."""
+    from jetlink.core.dr import region as R
+    from jetlink.core.dr.fencing import fenced_subjects
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
     ok(region("cluster", "up", "west"))
+    real, seen = R._failover, []
+
+    def checked(backend, o, options, clock):
+        dd = DataDir(region.data)
+        try:
+            origin = "KV_CONFIG" if o.kind == "kv" else o.origin
+            cfg = JetStream(dd.open("west"), clock).stream_info(origin).config
+            seen.append((o.name, fenced_subjects(cfg)))
+        finally:
+            dd.close()
+        return real(backend, o, options, clock)
+
+    monkeypatch.setattr(R, "_failover", checked)
     d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
     assert d["done"] == 3
-    assert {(o["name"], o["action"]) for o in d["fence"]["objects"]} == {
-        ("ORDERS", "fenced"), ("PAY", "fenced"), ("CONFIG", "fenced")}
+    assert sorted(seen) == [("CONFIG", ["$KV.CONFIG.>"]), ("ORDERS_EAST", ["orders.>"]),
+                            ("PAY", ["pay.>"])]
+    assert {(o["name"], o["action"], tuple(o["subjects_before"])) for o in
+            d["fence"]["objects"]} == {("ORDERS", "fenced", ("orders.>",)),
+                                       ("PAY", "fenced", ("pay.>",)),
+                                       ("CONFIG", "fenced", ("$KV.CONFIG.>",))}
     r = west(region, "pub", "orders.late", "x")
     assert r.exit_code == 1 and "no stream matches subject orders.late" in r.stderr
+
+
+def test_fence_that_could_not_fence_exits_1_as_dr_fence(region):
+    """--fence with the region down: the failover is done, the old origins could not be
+    fenced: exit status 1 and the line dr fence says (a script's `&&` must not read the
+    region as fenced)."""
+    r = east(region, "dr", "failover", "--from", "west", "--fence", "-f")
+    assert r.exit_code == 1, r.output
+    assert r.stderr.splitlines()[-1].startswith(
+        "jetlink: error: not fenced: CONFIG@west (unreachable: "), r.stderr
+    r = east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j")
+    d = json.loads(r.stdout)
+    assert (r.exit_code, d["complete"], d["fence"]["complete"]) == (1, True, False)
 
 
 def _object_line_of(doc_: dict, name: str) -> list[str]:

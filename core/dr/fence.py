@@ -420,6 +420,10 @@ def _stream_item(p: _Promoted, side: str) -> FenceItem:
     return item
 
 
+# what a fenced old origin does now
+FENCED_DETAIL = "producers on its subjects get no responders; stored messages and consumers kept"
+
+
 def _fence(item: FenceItem) -> None:
     """``item``'s origin fenced: its subjects replaced by :func:`fence_subject`, the ones it
     had recorded in :data:`FENCE_KEY` (one stream update)."""
@@ -435,8 +439,7 @@ def _fence(item: FenceItem) -> None:
         item.action, item.detail = FAILED, one_line(err)
         return
     item.action, item.subjects_after = FENCED, list(done.config.subjects)
-    item.detail = "producers on its subjects get no responders; stored messages and " \
-        "consumers kept"
+    item.detail = FENCED_DETAIL
 
 
 _TOPIC_REFUSED = (

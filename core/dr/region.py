@@ -45,6 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
 from .fence import (
+    ALREADY,
+    FENCED,
+    FENCED_DETAIL,
     Side,
     mirror_topics,
     refuse_side_addressed,
@@ -600,6 +603,10 @@ class RegionPlan:
                                                         "detail": o.detail})
             j.write()
         report.started = report.started or now
+        # --fence: each old origin that answers is fenced before its mirror is promoted, so
+        # that no publish is stored on both sides (fenced after the promotions, a publish
+        # of that window was stored by the origin and by the promoted mirror alike)
+        fenced_first = self._fence_first() if self.run_options.get("fence") else {}
         lock = threading.Lock()
         for level in _levels(self.todo):
             failed = {o.key for o in self.objects if o.state == FAILED}
@@ -613,6 +620,12 @@ class RegionPlan:
             self._run_level(runnable, on_event, lock)
         if self.run_options.get("fence"):
             report.fence = self._fence()
+            if report.fence is not None:  # the origins fenced above: said fenced by this run
+                for item in report.fence.items:
+                    had = fenced_first.get((item.stream, item.region))
+                    if item.action == ALREADY and had is not None:
+                        item.action, item.detail = FENCED, FENCED_DETAIL
+                        item.subjects_before = had
         if not report.failed:
             end = _stamp(self.clock.now_ns())
             for j in self.journals.values():
@@ -621,6 +634,38 @@ class RegionPlan:
                 j.write()
             report.finished = end
         return report
+
+    def _fence_first(self) -> dict[tuple[str, str], list[str]]:
+        """The failover's old origins that answer and take writes, fenced before any mirror
+        is promoted (core/dr/fencing.py ``with_fence``, as ``dr fence`` does): ``(origin
+        stream, region)`` of each fenced, with the subjects it had. One that does not
+        answer, or whose fence fails, is left to the fence after the promotions, which
+        reports it (topics too: a Kafka producer writes to one cluster, never to both)."""
+        from .fencing import fenced_subjects, with_fence
+
+        done: dict[tuple[str, str], list[str]] = {}
+        for o in self.todo:
+            origin = o.plan.get("origin") or {}
+            if o.kind == "topic" or not origin.get("reachable") or origin.get("fenced"):
+                continue
+            try:
+                site = self.backend.site(o.cluster)
+                info = site.js.stream_info(o.stream)
+                mirror = info.config.mirror
+                if mirror is None:
+                    continue  # promoted already (a re-run): the fence after finds it
+                _facts, ojs = site.origin(info.config, info.state.last_seq,
+                                          count_pending=False)
+                if ojs is None:
+                    continue
+                cfg = ojs.stream_info(mirror.name).config
+                if fenced_subjects(cfg) is not None or cfg.mirror is not None or cfg.sealed:
+                    continue
+                ojs.update_stream(with_fence(cfg))
+            except JetlinkError:
+                continue  # (said by the fence after the promotions)
+            done[(mirror.name, o.region)] = list(cfg.subjects)
+        return done
 
     def _fence(self) -> FenceReport | None:
         """``--fence``: every old origin of the region that answers now stops taking writes
