@@ -1604,20 +1604,21 @@ def _subject_rows(cols: Any, saved: dict[str, Any]) -> None:
 
 def _topology(path: Path | None) -> Any:
     """The topology file of --topology, loaded (its problems are not this command's: only
-    its streams' subjects are read)."""
+    its streams' subjects are read). A file that is not there or does not read is the
+    command line's problem: a usage error (exit 2), as any option's file."""
     if path is None:
         return None
-    from jetlink.core.errors import JetlinkError
+    from jetlink.core.errors import UsageError
     from jetlink.core.topology import Topology
 
     if not path.is_file():
-        raise JetlinkError(f"--topology {path}: no such file", field="topology")
+        raise UsageError(f"--topology {path}: no such file", field="topology")
     topo = Topology()
     topo.add_file(str(path))
     unread = [p for p in topo.problems if p.object is None]  # the file itself (not TOML...)
     if unread:
-        raise JetlinkError(f"--topology {path}: {unread[0].description} (jetlink validate "
-                           f"{path} lists every problem)", field="topology")
+        raise UsageError(f"--topology {path}: {unread[0].description} (jetlink validate "
+                         f"{path} lists every problem)", field="topology")
     return topo
 
 

@@ -372,6 +372,18 @@ def test_a_refused_object_refuses_the_plan_unless_skipped(region):
     assert info["config"]["mirror"]["name"] == "SHIP"  # left as it was
 
 
+@pytest.mark.parametrize(("skip", "said"), [
+    ("", "--skip: an object's name is not empty (NAME, or NAME@SIDE for one side's)"),
+    ("ORDERS_EST", "--skip ORDERS_EST: no object of the region is named ORDERS_EST; did you "
+                   "mean ORDERS_EAST?"),
+])
+def test_a_skip_that_names_no_object_is_a_usage_error(region, skip, said):
+    before = data_dir_bytes(region.data)
+    r = east(region, "dr", "failover", "--from", "west", "--skip", skip, "--dry-run")
+    assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {said}\n")
+    assert data_dir_bytes(region.data) == before
+
+
 def test_skip_unready_leaves_out_what_would_be_refused(region):
     ok(region("cluster", "up", "west"))
     ok(west(region, "stream", "add", "SHIP", "--subjects", "ship.>", "--defaults"))

@@ -163,8 +163,9 @@ def test_a_kv_failover_rerun_is_already_done(jl):
 
 
 def test_a_topology_file_that_does_not_read_is_named_not_a_missing_stream(jl, tmp_path):
-    """--topology FILE that is not TOML (or JSON) is an error naming the file and the parse
-    error; one that reads but lacks the origin's stream says how many problems it has."""
+    """--topology FILE that is not there, or not TOML (or JSON), is a usage error (exit 2)
+    naming the file and the parse error; one that reads but lacks the origin's stream says
+    how many problems it has."""
     ok(jl("cluster", "add", "west"))
     ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
           "--defaults"))
@@ -173,8 +174,13 @@ def test_a_topology_file_that_does_not_read_is_named_not_a_missing_stream(jl, tm
     bad = tmp_path / "bad.toml"
     bad.write_text("garbage = [\n")
     before = data_dir_bytes(jl.data)
+    missing = tmp_path / "missing.toml"
+    for args in (("stream", "failover", "BACKUP"), ("dr", "failover", "--from", "west")):
+        res = jl(*args, "--topology", str(missing), "--dry-run")
+        assert (res.exit_code, res.stderr) == (2, (
+            f"jetlink: error: --topology {missing}: no such file\n")), args
     res = jl("stream", "failover", "BACKUP", "--topology", str(bad), "--dry-run")
-    assert (res.exit_code, res.stderr) == (1, (
+    assert (res.exit_code, res.stderr) == (2, (
         f"jetlink: error: --topology {bad}: invalid TOML: Invalid value (at end of document) "
         f"(jetlink validate {bad} lists every problem)\n"))
     odd = tmp_path / "odd.toml"

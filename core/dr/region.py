@@ -1213,6 +1213,9 @@ def _one_primary(objects: list[RegionObject], skip_unready: bool) -> None:
 
 def _apply_skips(objects: list[RegionObject], skip: Sequence[str], skip_unready: bool
                  ) -> None:
+    if any(not n for n in skip):
+        raise UsageError("--skip: an object's name is not empty (NAME, or NAME@SIDE for one "
+                         "side's)", field="skip")
     names = {n: False for n in skip}
     for o in objects:
         forms = {o.name, o.shown, o.stream, o.key}
