@@ -352,10 +352,16 @@ def test_empty_tail_saves_nothing_and_says_so(jl):
     promote(EmbeddedSite(dd, "east", clock), "M")
     dd.close()
     tail_path = jl.tmp / "none"
+    # a dry run saves nothing: an empty tail is not said saved by it
+    dry = doc(jl("--cluster", "east", "stream", "failback", "M", "--tail",
+                 f"parquet:{tail_path}", "--switch", "--dry-run", "-j"))
+    assert (dry["tail"]["messages"], dry["tail"]["saved"], dry["tail"]["verified"]) == (
+        0, False, False)
     rep = doc(jl("--cluster", "east", "stream", "failback", "M", "--tail",
                  f"parquet:{tail_path}", "--switch", "-f", "-j"))
     assert rep["tail"]["messages"] == 0 and rep["tail"]["note"] == (
         "no message after the promoted last sequence: nothing to save")
+    assert (rep["tail"]["saved"], rep["tail"]["verified"]) == (True, True)
     assert not tail_path.exists() and rep["state"] == "switched"
 
 

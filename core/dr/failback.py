@@ -776,7 +776,8 @@ def _save_tail_step(run: _Run, cut: int) -> bool:
     ojs, origin_name = run.osite.js, run.origin_name
     if cut < tail.from_seq:
         tail.messages, tail.note = 0, _NO_TAIL
-        tail.saved = tail.verified = True
+        # (nothing to save is all saved; a dry run says it saved nothing, as it saves none)
+        tail.saved = tail.verified = not run.dry_run
         rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut}
     elif run.dry_run:
         _read_tail(ojs, origin_name, tail.from_seq, cut, tail)
