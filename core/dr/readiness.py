@@ -190,6 +190,7 @@ class Readiness:
     failures: list[str] = field(default_factory=list)
     # failed-over streams whose old origin does not answer (no mirror to check)
     failed_over: list[str] = field(default_factory=list)
+    failed_over_regions: list[str] = field(default_factory=list)  # their old origins' regions
     # the clusters addressed (--cluster) that are marked down: with no mirror in them, the
     # region and the side swapped (a region that is out holds the origins)
     down: list[str] = field(default_factory=list)
@@ -900,6 +901,7 @@ def _check_returned(site: Any, info: Any, suffix: str, label: str, names: _Names
         origin = (bucket_of_stream(back.origin) or back.origin) if back.kind == "kv" \
             else back.origin
         names.silent.append(f"{shown} from {origin}@{back.region}")
+        names.silent_regions.add(back.region)
         return []
     if not names.wanted(shown, info.config.name + suffix):
         return []
@@ -1199,6 +1201,7 @@ class _Names:
         # failed-over streams whose old origin does not answer ("ORDERS_EAST@east from
         # ORDERS@west"): no mirror to check, said when there is none
         self.silent: list[str] = []
+        self.silent_regions: set[str] = set()  # (their old origins' regions)
 
     def seen_stream(self, cfg: StreamConfig, suffix: str) -> None:
         """A stream of the side (a mirror or not): a name asked for that is not a mirror
@@ -1369,4 +1372,5 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
                                                server=lambda _js: False):
         where = f"cluster{'s' if len(clusters) > 1 else ''} {', '.join(clusters)}"
     return Readiness(mirrors, where=where, failed_over=sorted(wanted.silent),
+                     failed_over_regions=sorted(wanted.silent_regions),
                      failures=unread, down=sorted(down) if clusters is not None else [])

@@ -384,6 +384,7 @@ class Watch:
         if first is None or (failure and not known):
             return
         known.update(region_of(m) for m in first.mirrors)
+        known.update(first.failed_over_regions)  # a region failed over, its origins silent
         known.discard("")
         for r in self.regions:
             if r not in known:

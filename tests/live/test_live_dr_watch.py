@@ -42,6 +42,17 @@ def test_live_watch_exports_the_mirror_and_fences_a_returned_origin_once(
         d.hub.kill()  # the outage
         try:
             ok(cli("--server", d.leaf.url, "stream", "failover", "ORDERS_EAST", "-f"))
+            # a watch of the region started now, west failed over and silent: west is a
+            # region all the same (its mirrors are gone: it was refused, "no region named")
+            (tmp_path / "from").mkdir()
+            w2 = Watcher(tmp_path / "from", ["--server", d.leaf.url], "--interval", "300ms",
+                         "--from", "west", "--fence-on-return", "--dry-run")
+            try:
+                wait_until(lambda: w2.metrics()["jetlink_dr_checks"].samples[0].value >= 1,
+                           message=w2.seen)
+                assert w2.proc.poll() is None, w2.seen()
+            finally:
+                w2.kill()
         finally:
             d.hub.restart()
             d.wait_ready()  # west is back, the leafnode joined: a split brain
