@@ -631,12 +631,34 @@ def add(
                     values[key] = _split([answer]) if key == "filter" else answer
         cfg = consumer_config(build_config(name, values, now))
     if checking:
-        with _backoff_explained(cfg):
+        with _backoff_explained(cfg), _arguments_swapped(app, stream, name):
             _checked_config(app, stream, cfg, out_file)
         return
-    with _backoff_explained(cfg):
+    with _backoff_explained(cfg), _arguments_swapped(app, stream, name):
         info = open_jetstream(app).add_consumer(stream, cfg)
     app.emit(to_doc(info), human=render_info)
+
+
+@contextlib.contextmanager
+def _arguments_swapped(app: App, stream: str, name: str | None) -> Iterator[None]:
+    """The stream not found (10059) where the consumer's name is a stream: the arguments in
+    the other order, said with the command that has them right (the JSON stays the
+    server's)."""
+    from jetlink.core.errors import ApiError, JetlinkError
+
+    try:
+        yield
+    except ApiError as err:
+        if err.err_code != 10059 or err.detail != stream or not name or name == stream:
+            raise
+        try:
+            swapped = name in open_jetstream(app).stream_names()
+        except JetlinkError:  # (a hint only)
+            swapped = False
+        if swapped:
+            err.detail = (f"{stream}; {name} is a stream: the stream comes first (jetlink "
+                          f"consumer add {name} {stream} ...)")
+        raise
 
 
 def _checked_config(app: App, stream: str, cfg: Any, out_file: Path | None) -> None:

@@ -258,6 +258,14 @@ def test_engine_errors(jl):
         r = jl("consumer", *args)
         assert (r.exit_code, r.stderr) == (1, "jetlink: error: stream not found (10059): ORDRS; "
                                               "did you mean ORDERS?\n")
+    # the arguments in the other order: said, with the command that has them right
+    before = data_dir_bytes(jl.data)
+    for extra in ((), ("--validate",)):
+        r = jl("consumer", "add", "c1", "ORDERS", "--pull", "--defaults", *extra)
+        assert (r.exit_code, r.stderr) == (1, (
+            "jetlink: error: stream not found (10059): c1; ORDERS is a stream: the stream comes "
+            "first (jetlink consumer add ORDERS c1 ...)\n")), extra
+    assert data_dir_bytes(jl.data) == before
 
 
 def test_did_you_mean_among_equally_close_names_is_the_first_by_name(jl):
