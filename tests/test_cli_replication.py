@@ -207,6 +207,18 @@ def test_a_misspelt_mirror_domain_is_created_with_a_warning_naming_the_cluster(j
         "accepts this, the stream waits for its origin\n")
 
 
+def test_a_misspelt_mirror_origin_is_created_with_a_warning_naming_the_stream_meant(jl):
+    """A cluster that exists without the origin named: the warning says the closest stream
+    there, as every misspelt name gets (the server accepts the stream: exit 0)."""
+    west_orders(jl)
+    res = jl("stream", "add", "M4", "--mirror", "ORDRS@west", "--defaults", "-j")
+    assert res.exit_code == 0
+    assert res.stderr == (
+        'jetlink: warning: stream not found: mirror origin "ORDRS" does not exist in cluster '
+        '"west" (did you mean ORDERS?): the server accepts this, the stream waits for its '
+        "origin\n")
+
+
 def test_a_cycle_through_other_clusters_is_created_with_a_warning(jl):
     """The server walks only its own streams (external origins are not followed): a mirror
     cycle across clusters is accepted by stream add, with the warning that validate and

@@ -1025,19 +1025,22 @@ def drop_path(doc: dict, path: str) -> bool:
 def missing_origin_text(described: str, cluster: str, cluster_known: bool,
                         where: str = "declared", kind: str = "cluster",
                         known: Iterable[str] = (), files_only: bool = False,
-                        waits: bool = True) -> str:
+                        waits: bool = True, name_hint: str | None = None) -> str:
     """The one wording of a mirror's or source's origin that is not there, for ``validate``,
     ``apply`` and ``stream add`` alike: a warning, since the server accepts such a stream
     (its mirror or source waits for the origin). ``described``: ``mirror origin "O"``,
     ``source "S"``, ``origin bucket "B" (stream KV_B)``... An unknown cluster close to one
     of ``known`` gets the suggestion (core/errors.py ``did_you_mean``). ``files_only``:
-    only files were read (``validate`` without --live): the origin is in none of them."""
+    only files were read (``validate`` without --live): the origin is in none of them.
+    ``name_hint``: the closest stream name of that place (``did you mean ORDERS?``)."""
     from ..errors import did_you_mean
 
     text = nats_error("StreamNotFound").description
     hint = None if cluster_known else did_you_mean(cluster, known)
     note = "" if cluster_known else (f' ({kind} "{cluster}" is not {where}'
                                      + (f"; {hint}" if hint else "") + ")")
+    if cluster_known and name_hint:
+        note = f" ({name_hint})"
     if files_only:  # what was looked in: the files, no data directory, no server
         note += (" in the files given (validate reads no data directory or server; --live "
                  "reads the servers they are bound to)")
@@ -1087,7 +1090,9 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
             clusters.js(where, here=where == cluster).stream_info(src.name)
         except ApiError as err:
             if err.err_code == 10059:
-                out.append(missing_origin_text(described, where, True, kind=kind))
+                out.append(missing_origin_text(described, where, True, kind=kind,
+                                               name_hint=_closest_stream(clusters, where,
+                                                                         cluster, src.name)))
         except JetlinkError as err:
             # no answer: the origin unknown; a domain no server answers for is said (a
             # misspelt --mirror-domain, or one not joined), as the data directory's
@@ -1098,6 +1103,17 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
                            "origin (a misspelt --mirror-domain, or a domain not joined "
                            "here?)")
     return out
+
+
+def _closest_stream(clusters: Any, where: str, cluster: str, name: str) -> str | None:
+    """``did you mean X?`` with X the stream of ``where`` closest to ``name`` (None: none
+    close, or the names could not be read: a hint only)."""
+    from ..errors import JetlinkError, did_you_mean
+
+    try:
+        return did_you_mean(name, clusters.js(where, here=where == cluster).stream_names())
+    except JetlinkError:
+        return None
 
 
 def cycle_warning(cfg: StreamConfig, cluster: str, clusters: Any, *,
