@@ -430,6 +430,33 @@ def test_fence_fences_the_origins_that_answer(region, monkeypatch):
     assert r.exit_code == 1 and "no stream matches subject orders.late" in r.stderr
 
 
+def test_fence_gives_back_the_subjects_of_an_origin_whose_object_failed(region, monkeypatch):
+    """--fence fences the old origins before the promotions; an object whose promotion then
+    fails is not failed over, so nothing else takes its subjects: its origin has them back
+    (it kept taking writes, as without --fence); the others stay fenced."""
+    from jetlink.core.dr import region as R
+    from jetlink.core.errors import JetlinkError
+
+    ok(region("cluster", "up", "west"))
+    real = R._failover
+
+    def pay_fails(backend, o, options, clock):
+        if o.name == "PAY":
+            raise JetlinkError("PAY refused (a test)")
+        return real(backend, o, options, clock)
+
+    monkeypatch.setattr(R, "_failover", pay_fails)
+    r = east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j")
+    assert r.exit_code == 1, r.output
+    d = json.loads(r.stdout)
+    assert sorted((o["name"], o["state"]) for o in d["objects"]) == [
+        ("CONFIG", "done"), ("ORDERS_EAST", "done"), ("PAY", "failed")]
+    subjects = {n: doc(west(region, "stream", "info", n, "-j"))["config"]["subjects"]
+                for n in ("ORDERS", "PAY")}
+    assert subjects == {"ORDERS": ["$JETLINK.fenced.ORDERS"], "PAY": ["pay.>"]}
+    assert ok(west(region, "pub", "pay.late", "x"))
+
+
 def test_fence_that_could_not_fence_exits_1_as_dr_fence(region):
     """--fence with the region down: the failover is done, the old origins could not be
     fenced: exit status 1 and the line dr fence says (a script's `&&` must not read the

@@ -551,7 +551,7 @@ def test_a_bad_subject_or_filter_is_one_line_naming_it_and_the_rule(jl, args, st
 @pytest.mark.parametrize(("args", "status", "line"), [
     (["consumer", "add", "S", "bad name", "--defaults"], 1,
      "jetlink: error: consumer name can not contain '.', '*', '>', '\\', '/' (10052): name = "
-     '"bad name"'),
+     '"bad name" holds a space'),
     (["stream", "rmm", "S", "99", "-f"], 1,
      "jetlink: error: stream store EOF (10057): message 99: the last sequence of stream S "
      "is 1"),

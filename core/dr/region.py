@@ -618,6 +618,8 @@ class RegionPlan:
                 else:
                     runnable.append(o)
             self._run_level(runnable, on_event, lock)
+        # an object that failed is not failed over: its origin takes its writes again
+        fenced_first = self._unfence_failed(fenced_first)
         if self.run_options.get("fence"):
             report.fence = self._fence()
             if report.fence is not None:  # the origins fenced above: said fenced by this run
@@ -649,23 +651,51 @@ class RegionPlan:
             if o.kind == "topic" or not origin.get("reachable") or origin.get("fenced"):
                 continue
             try:
-                site = self.backend.site(o.cluster)
-                info = site.js.stream_info(o.stream)
-                mirror = info.config.mirror
-                if mirror is None:
-                    continue  # promoted already (a re-run): the fence after finds it
-                _facts, ojs = site.origin(info.config, info.state.last_seq,
-                                          count_pending=False)
-                if ojs is None:
-                    continue
-                cfg = ojs.stream_info(mirror.name).config
-                if fenced_subjects(cfg) is not None or cfg.mirror is not None or cfg.sealed:
+                # (no mirror any more: promoted by an earlier run, the fence after finds it)
+                cfg, ojs = self._origin_of(o)
+                if cfg is None or fenced_subjects(cfg) is not None or cfg.mirror is not None \
+                        or cfg.sealed:
                     continue
                 ojs.update_stream(with_fence(cfg))
             except JetlinkError:
                 continue  # (said by the fence after the promotions)
-            done[(mirror.name, o.region)] = list(cfg.subjects)
+            done[(cfg.name, o.region)] = list(cfg.subjects)
         return done
+
+    def _origin_of(self, o: RegionObject) -> tuple[Any, Any]:
+        """The mirror ``o``'s origin now: its config and a JetStream API of its place (None,
+        None: ``o`` is no mirror any more, or its origin does not answer)."""
+        site = self.backend.site(o.cluster)
+        info = site.js.stream_info(o.stream)
+        mirror = info.config.mirror
+        if mirror is None:
+            return None, None
+        _facts, ojs = site.origin(info.config, info.state.last_seq, count_pending=False)
+        if ojs is None:
+            return None, None
+        return ojs.stream_info(mirror.name).config, ojs
+
+    def _unfence_failed(self, fenced: dict[tuple[str, str], list[str]]
+                        ) -> dict[tuple[str, str], list[str]]:
+        """The origins :meth:`_fence_first` fenced whose object then failed (not failed
+        over: nothing else takes their subjects) given their subjects back
+        (core/dr/fencing.py ``without_fence``); the others as they were."""
+        from .fencing import fenced_subjects, without_fence
+
+        kept = dict(fenced)
+        for o in self.objects:
+            if o.state != FAILED or o.kind == "topic":
+                continue
+            try:
+                cfg, ojs = self._origin_of(o)
+                if cfg is None or (cfg.name, o.region) not in kept or \
+                        fenced_subjects(cfg) is None:
+                    continue
+                ojs.update_stream(without_fence(cfg))
+            except JetlinkError:
+                continue  # (left fenced: the fence report says so, dr check too)
+            kept.pop((cfg.name, o.region))
+        return kept
 
     def _fence(self) -> FenceReport | None:
         """``--fence``: every old origin of the region that answers now stops taking writes

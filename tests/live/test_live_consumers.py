@@ -135,7 +135,7 @@ def test_bad_config_refused_by_jetlinks_rule_before_sending(jls, spy, tmp_path):
     res = jls("consumer", "add", "ORDERS", "BAD.NAME", "--defaults")
     assert res.exit_code == 1 and res.stdout == ""
     assert res.stderr == ("jetlink: error: consumer name can not contain '.', '*', '>', "
-                          "'\\', '/' (10052): name = \"BAD.NAME\"\n")
+                          "'\\', '/' (10052): name = \"BAD.NAME\" holds '.'\n")
     assert spy.seen() == []  # nothing reached the server
     assert live_names(jls) == []
 
