@@ -204,15 +204,31 @@ def fence(
     report = plan.preview() if dry_run else plan.carry_out()
     app.emit(report.to_json(), human=_render_fence)
     if report.not_fenced:
-        _not_fenced(app, report)
+        _not_fenced(app, report.not_fenced)
 
 
-def _not_fenced(app: App, report: Any) -> NoReturn:
+def _failover_not_fenced(app: App, report: Any) -> None:
+    """``dr failover --fence``'s old origins left taking writes: one that does not answer (the
+    outage itself: fenced when it answers, as the report says) a warning; one whose fence
+    failed or was refused as ``dr fence`` says it, exit status 1."""
+    from jetlink.cli import output
+    from jetlink.core.dr.fence import UNREACHABLE
+
+    silent = [i for i in report.not_fenced if i.action == UNREACHABLE]
+    if silent:
+        output.notice(app, "jetlink: warning: not fenced yet: " + "; ".join(
+            f"{i.name}@{i.region} ({i.detail})" for i in silent))
+    failed = [i for i in report.not_fenced if i.action != UNREACHABLE]
+    if failed:
+        _not_fenced(app, failed)
+
+
+def _not_fenced(app: App, items: Sequence[Any]) -> NoReturn:
     """The old origins a fence left taking writes: one line, exit status 1."""
     from jetlink.cli import output
 
     output.notice(app, "jetlink: error: not fenced: " + "; ".join(
-        f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in report.not_fenced))
+        f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in items))
     raise typer.Exit(1)
 
 
@@ -463,7 +479,7 @@ def region_failover(
         "--skip-unready", help="Leave out every object whose failover would be refused or "
         "that dr check grades CRITICAL.")] = False,
     fence: Annotated[bool, typer.Option(
-        "--fence", help="Fence each old origin that answers (as dr fence), before its "
+        "--fence", help="Fence each old origin that answers (as dr fence) as soon as its "
         "mirror is promoted: it takes no writes until failback --switch.")] = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -596,8 +612,8 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
                                              "failed back") + ": " +
                       "; ".join(f"{o.shown} ({o.detail})" for o in report.failed))
         raise typer.Exit(1)
-    if report.fence is not None and report.fence.not_fenced:  # (--fence), as dr fence says it
-        _not_fenced(app, report.fence)
+    if report.fence is not None and report.fence.not_fenced:  # (--fence)
+        _failover_not_fenced(app, report.fence)
 
 
 def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[str],

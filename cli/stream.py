@@ -911,9 +911,10 @@ def _check_cluster_filter(infos: list[dict[str, Any]], value: str, verb: str) ->
     if any(isinstance(i.get("cluster"), dict) and i["cluster"].get("name") for i in infos):
         return
     raise common.usage(f"--cluster {value} after stream {verb} is natscli's filter of the "
-                       "streams placed in a cluster, and no stream here names one; jetlink's "
-                       "--cluster, the data directory's cluster, goes before the command "
-                       f"(jetlink --cluster {value} stream {verb})")
+                       "streams placed in a cluster, and no stream here names one (none of "
+                       "the embedded engine's does, nor a server's outside a cluster); on the "
+                       "embedded engine jetlink's --cluster, the data directory's cluster, "
+                       f"goes before the command (jetlink --cluster {value} stream {verb})")
 
 
 def _found(js: Any, q: "StreamQuery", cluster: str | None, verb: str) -> list[dict[str, Any]]:

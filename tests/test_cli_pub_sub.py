@@ -210,11 +210,10 @@ def test_pub_templates(jl):
     }
 
 
-def test_pub_on_a_mirrors_side_names_the_mirror_and_its_origin(jl):
-    """A publish where only a mirror may hold the subject (the disaster-recovery side): the
-    error names the mirror and its origin's place rather than pointing at --core (which
-    would store it nowhere); a filtered mirror that does not take the subject is not named.
-    Nothing is stored."""
+def test_pub_on_a_mirrors_side_names_the_mirrors_and_their_origins(jl):
+    """A publish where mirrors are (the disaster-recovery side): the error names them and
+    their origins' places rather than pointing at --core (which would store it nowhere); a
+    filtered mirror that does not take the subject is not named. Nothing is stored."""
     for c in ("west", "east"):
         ok(jl("cluster", "add", c))
     ok(jl("--cluster", "west", "stream", "add", "ORDERS", "--subjects", "orders.>",
@@ -224,17 +223,23 @@ def test_pub_on_a_mirrors_side_names_the_mirror_and_its_origin(jl):
     before = data_dir_bytes(jl.data)
     r = jl("--cluster", "east", "pub", "orders.x", "hi")
     assert (r.exit_code, r.stderr) == (1, (
-        "jetlink: error: no stream matches subject orders.x (stream ORDERS_EAST here is a "
-        "mirror of ORDERS of west, which takes no publishes: publish where ORDERS is; --core "
-        "would store it nowhere)\n"))
+        "jetlink: error: no stream matches subject orders.x (the mirrors here take no "
+        "publishes (ORDERS_EAST of ORDERS of west): if the subject is one of their origins', "
+        "publish where that origin is; --core would store it nowhere)\n"))
     assert data_dir_bytes(jl.data) == before
     from jetlink.core.config.stream import StreamConfig
     from jetlink.core.dr.fence import mirror_hint
 
     filtered = StreamConfig.from_json({"name": "M", "mirror": {
         "name": "ORDERS", "filter_subject": "orders.eu.>"}})
+    whole = StreamConfig.from_json({"name": "I", "mirror": {"name": "INV"}})
     assert mirror_hint([filtered], "orders.us.1") is None
-    assert mirror_hint([filtered], "orders.eu.1").startswith("stream M here is a mirror of ")
+    # a mirror whose filter takes the subject is the one named, before any without filters
+    assert mirror_hint([whole, filtered], "orders.eu.1") == (
+        "stream M here is a mirror of ORDERS, which takes no publishes: publish where ORDERS "
+        "is; --core would store it nowhere")
+    assert mirror_hint([whole, filtered], "orders.us.1").startswith(
+        "the mirrors here take no publishes (I of INV)")
 
 
 def test_pub_without_stream(jl):

@@ -428,8 +428,10 @@ def test_natscli_stream_cluster_filter_is_refused_where_no_stream_names_one(
     shown = " ".join(verb)
     assert (code, json.loads(out)) == (2, {"error": {"description": (
         f"--cluster east after stream {shown} is natscli's filter of the streams placed in a "
-        "cluster, and no stream here names one; jetlink's --cluster, the data directory's "
-        f"cluster, goes before the command (jetlink --cluster east stream {shown})")}})
+        "cluster, and no stream here names one (none of the embedded engine's does, nor a "
+        "server's outside a cluster); on the embedded engine jetlink's --cluster, the data "
+        "directory's cluster, goes before the command (jetlink --cluster east stream "
+        f"{shown})")}})
 
 
 @pytest.mark.parametrize("args", [

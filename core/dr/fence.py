@@ -76,24 +76,36 @@ def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
 
 
 def mirror_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
-    """Why no stream captures ``subject`` where a mirror of it may be (the disaster-recovery
-    side of a stream): the mirror that may hold the subject (its filters take it, or it has
-    none: its origin's subjects are not known here) and where its origin is; None when no
-    mirror here may."""
+    """Why no stream captures ``subject`` where mirrors are (the disaster-recovery side of
+    streams): a mirror whose filters take the subject, named with its origin; else the
+    mirrors without filters (their origins' subjects are not known here), as the places a
+    publish may have meant; None when there is no mirror here."""
     from ..subjects import matches
 
+    def named(cfg: StreamConfig) -> str:
+        m = cfg.mirror
+        assert m is not None
+        return f"{cfg.name} of {m.name}" + (f" of {m.domain}" if m.domain else "")
+
+    unfiltered = []
     for cfg in configs:
         m = cfg.mirror
         if m is None:
             continue
         filters = [m.filter_subject] if m.filter_subject else [
             t.src for t in m.subject_transforms if t.src]
-        if filters and not any(matches(f, subject) for f in filters):
-            continue
-        where = f" of {m.domain}" if m.domain else ""
-        return (f"stream {cfg.name} here is a mirror of {m.name}{where}, which takes no "
-                f"publishes: publish where {m.name} is; --core would store it nowhere")
-    return None
+        if not filters:
+            unfiltered.append(cfg)
+        elif any(matches(f, subject) for f in filters):
+            return (f"stream {cfg.name} here is a mirror of {m.name}"
+                    + (f" of {m.domain}" if m.domain else "") + ", which takes no "
+                    f"publishes: publish where {m.name} is; --core would store it nowhere")
+    if not unfiltered:
+        return None
+    shown = ", ".join(named(c) for c in unfiltered[:3]) + (
+        f" and {len(unfiltered) - 3} more" if len(unfiltered) > 3 else "")
+    return (f"the mirrors here take no publishes ({shown}): if the subject is one of their "
+            "origins', publish where that origin is; --core would store it nowhere")
 
 
 def unfenced_config(doc: dict[str, Any]) -> dict[str, Any]:

@@ -224,6 +224,17 @@ def _is_state(v: Any) -> bool:
     return isinstance(v, dict) and isinstance(v.get("state"), str)
 
 
+def _later(a: dict[str, Any], a_key: str, b: dict[str, Any], b_key: str) -> bool:
+    """Whether record ``a``'s time ``a_key`` ("started", "finished") is after ``b``'s
+    ``b_key``: by their nanoseconds (``<key>_ns``) when both have them; else, for records
+    written before, by the whole-second stamps (a failover begun in the second a failback
+    ended then reads as no later)."""
+    x, y = a.get(f"{a_key}_ns"), b.get(f"{b_key}_ns")
+    if isinstance(x, int) and isinstance(y, int):
+        return x > y
+    return str(a.get(a_key) or "") > str(b.get(b_key) or "")
+
+
 def _run_of(doc: dict[str, Any]) -> Any:
     """The run a record and its objects' marks belong to: its own ``run`` id (random, made
     when the run starts), or for a record written before runs had one its start time (whole
@@ -491,6 +502,10 @@ class RegionPlan:
         self.run_options = options  # what the objects' verbs are given
         #: the options as the report and the journal show them
         self.options = {k: v for k, v in options.items() if not k.startswith("_")}
+        # --fence: the old origins fenced as their objects were promoted (origin stream,
+        # region) -> the subjects they had (:meth:`_fence_promoted`)
+        self._fenced_now: dict[tuple[str, str], list[str]] = {}
+        self._lock = threading.Lock()
 
     @property
     def todo(self) -> list[RegionObject]:
@@ -579,7 +594,8 @@ class RegionPlan:
             report.nothing_to_do = report.finished is None
             report.finished = report.finished or self._finished()
             return report
-        now = _stamp(self.clock.now_ns())
+        now_ns = self.clock.now_ns()
+        now = _stamp(now_ns)
         for j in self.journals.values():
             given = self.options.get("tail") if self.action == FAILBACK else None
             if j.doc is None or j.doc.get("finished"):
@@ -589,7 +605,8 @@ class RegionPlan:
                     options["tail"] = had  # the tails an earlier run saved stay where it did
                 j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
                          "side": None, "options": options, "started": now,
-                         "run": secrets.token_hex(8), "finished": None, "objects": {}}
+                         "started_ns": now_ns, "run": secrets.token_hex(8),
+                         "finished": None, "objects": {}}
             else:
                 if given:  # a run resumed with another --tail: its path is the one taken
                     j.doc.setdefault("options", {})["tail"] = given
@@ -603,10 +620,6 @@ class RegionPlan:
                                                         "detail": o.detail})
             j.write()
         report.started = report.started or now
-        # --fence: each old origin that answers is fenced before its mirror is promoted, so
-        # that no publish is stored on both sides (fenced after the promotions, a publish
-        # of that window was stored by the origin and by the promoted mirror alike)
-        fenced_first = self._fence_first() if self.run_options.get("fence") else {}
         lock = threading.Lock()
         for level in _levels(self.todo):
             failed = {o.key for o in self.objects if o.state == FAILED}
@@ -618,84 +631,48 @@ class RegionPlan:
                 else:
                     runnable.append(o)
             self._run_level(runnable, on_event, lock)
-        # an object that failed is not failed over: its origin takes its writes again
-        fenced_first = self._unfence_failed(fenced_first)
         if self.run_options.get("fence"):
             report.fence = self._fence()
-            if report.fence is not None:  # the origins fenced above: said fenced by this run
+            if report.fence is not None:  # the origins fenced with their objects: said so
                 for item in report.fence.items:
-                    had = fenced_first.get((item.stream, item.region))
+                    had = self._fenced_now.get((item.stream, item.region))
                     if item.action == ALREADY and had is not None:
                         item.action, item.detail = FENCED, FENCED_DETAIL
                         item.subjects_before = had
         if not report.failed:
-            end = _stamp(self.clock.now_ns())
+            end_ns = self.clock.now_ns()
+            end = _stamp(end_ns)
             for j in self.journals.values():
                 assert j.doc is not None
-                j.doc["finished"] = end
+                j.doc["finished"], j.doc["finished_ns"] = end, end_ns
                 j.write()
             report.finished = end
         return report
 
-    def _fence_first(self) -> dict[tuple[str, str], list[str]]:
-        """The failover's old origins that answer and take writes, fenced before any mirror
-        is promoted (core/dr/fencing.py ``with_fence``, as ``dr fence`` does): ``(origin
-        stream, region)`` of each fenced, with the subjects it had. One that does not
-        answer, or whose fence fails, is left to the fence after the promotions, which
+    def _fence_promoted(self, o: RegionObject) -> None:
+        """``--fence``: ``o``'s old origin fenced as soon as ``o`` is promoted, as ``dr fence``
+        fences it (core/dr/fence.py), so that a publish is stored on both sides only in the
+        moment between the two, not until the region's last object is done. One that does
+        not answer, or whose fence fails, is left to the fence after the last object, which
         reports it (topics too: a Kafka producer writes to one cluster, never to both)."""
-        from .fencing import fenced_subjects, with_fence
+        from .fence import TO_FENCE, _fence, _promoted, _stream_item
 
-        done: dict[tuple[str, str], list[str]] = {}
-        for o in self.todo:
-            origin = o.plan.get("origin") or {}
-            if o.kind == "topic" or not origin.get("reachable") or origin.get("fenced"):
-                continue
-            try:
-                # (no mirror any more: promoted by an earlier run, the fence after finds it)
-                cfg, ojs = self._origin_of(o)
-                if cfg is None or fenced_subjects(cfg) is not None or cfg.mirror is not None \
-                        or cfg.sealed:
-                    continue
-                ojs.update_stream(with_fence(cfg))
-            except JetlinkError:
-                continue  # (said by the fence after the promotions)
-            done[(cfg.name, o.region)] = list(cfg.subjects)
-        return done
-
-    def _origin_of(self, o: RegionObject) -> tuple[Any, Any]:
-        """The mirror ``o``'s origin now: its config and a JetStream API of its place (None,
-        None: ``o`` is no mirror any more, or its origin does not answer)."""
-        site = self.backend.site(o.cluster)
-        info = site.js.stream_info(o.stream)
-        mirror = info.config.mirror
-        if mirror is None:
-            return None, None
-        _facts, ojs = site.origin(info.config, info.state.last_seq, count_pending=False)
-        if ojs is None:
-            return None, None
-        return ojs.stream_info(mirror.name).config, ojs
-
-    def _unfence_failed(self, fenced: dict[tuple[str, str], list[str]]
-                        ) -> dict[tuple[str, str], list[str]]:
-        """The origins :meth:`_fence_first` fenced whose object then failed (not failed
-        over: nothing else takes their subjects) given their subjects back
-        (core/dr/fencing.py ``without_fence``); the others as they were."""
-        from .fencing import fenced_subjects, without_fence
-
-        kept = dict(fenced)
-        for o in self.objects:
-            if o.state != FAILED or o.kind == "topic":
-                continue
-            try:
-                cfg, ojs = self._origin_of(o)
-                if cfg is None or (cfg.name, o.region) not in kept or \
-                        fenced_subjects(cfg) is None:
-                    continue
-                ojs.update_stream(without_fence(cfg))
-            except JetlinkError:
-                continue  # (left fenced: the fence report says so, dr check too)
-            kept.pop((cfg.name, o.region))
-        return kept
+        if o.kind == "topic" or not (o.plan.get("origin") or {}).get("reachable"):
+            return
+        try:
+            site = self.backend.site(o.cluster)
+            p = _promoted(site, site.js.stream_info(o.stream))
+            if p is None:
+                return
+            item = _stream_item(p, o.side)
+            if item.action != TO_FENCE:
+                return
+            _fence(item)
+        except JetlinkError:
+            return  # (said by the fence after the last object)
+        if item.action == FENCED:
+            with self._lock:
+                self._fenced_now[(item.stream, item.region)] = list(item.subjects_before or [])
 
     def _fence(self) -> FenceReport | None:
         """``--fence``: every old origin of the region that answers now stops taking writes
@@ -727,14 +704,15 @@ class RegionPlan:
         open_ = self._open()
         if not open_:
             return None
-        end = _stamp(self.clock.now_ns())
+        end_ns = self.clock.now_ns()
+        end = _stamp(end_ns)
         for o in self.objects:
             j = self._journal(o)
             if j in open_ and j.doc is not None:
                 j.doc["objects"][o.key] = {"state": o.state, "at": end, "detail": o.detail}
         for j in open_:
             assert j.doc is not None
-            j.doc["finished"] = end
+            j.doc["finished"], j.doc["finished_ns"] = end, end_ns
             j.write()
         return end
 
@@ -757,6 +735,8 @@ class RegionPlan:
             try:
                 o.result = self._run(o)
                 o.state = DONE
+                if self.action == FAILOVER and self.run_options.get("fence"):
+                    self._fence_promoted(o)
             except JetlinkError as err:
                 o.state, o.detail = FAILED, one_line(err)
                 doc = getattr(err, "report", None)
@@ -1160,8 +1140,7 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
             # cycle's: this failback is a new run (the failover record says when it began)
             over = Journal(kv, FAILOVER, wanted)
             over.read()
-            if over.doc is not None and str(over.doc.get("started") or "") > \
-                    str(j.doc["finished"]):
+            if over.doc is not None and _later(over.doc, "started", j.doc, "finished"):
                 j.doc = None
         journals[first.side] = j
     if action == FAILBACK:
