@@ -1641,9 +1641,16 @@ PARQUET_PREFIX = "parquet:"
 PROGRESS_MIN = 100_000  # messages: a bar for a longer export (on a terminal only)
 
 
-def _parquet_path(value: str) -> str:
+def _parquet_path(ctx: typer.Context, value: str) -> str:
     """PATH of a ``parquet:PATH`` argument (a Click callback: a usage error naming the rule
-    otherwise)."""
+    otherwise; the stream given as parquet:PATH instead, the arguments swapped, said so)."""
+    first = ctx.params.get("name")
+    if isinstance(first, str) and first.startswith(PARQUET_PREFIX) and \
+            not value.startswith(PARQUET_PREFIX):
+        verb = ctx.info_name or "export"
+        raise typer.BadParameter(
+            f"{value!r}: the stream comes first, then the dataset (jetlink stream {verb} "
+            f"{value} {first})")
     return parquet_option(value)
 
 

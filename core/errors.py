@@ -445,7 +445,11 @@ def did_you_mean(name: str, names: Any) -> str | None:
                   and _edits(name, n) == 1]  # (lengths first: a long name costs nothing)
     if not close:
         return None
-    best = min(range(len(close)), key=lambda i: (_edits(name, close[i]), i))
+    # the fewest edits; among as many, a name of the same letters (a swap: kaest is keast,
+    # not kwest), then difflib's order
+    letters = sorted(name.lower())
+    best = min(range(len(close)), key=lambda i: (
+        _edits(name, close[i]), sorted(close[i].lower()) != letters, i))
     return f"did you mean {close[best]}?"
 
 

@@ -235,6 +235,10 @@ def test_global_cluster_option_addresses_another_database(jl):
     ("wset", ["west", "east"], "did you mean west?"),   # a typo (difflib)
     ("esat", ["west", "east"], "did you mean east?"),   # two letters swapped: one edit
     ("esat", ["east", "west"], "did you mean east?"),   # whatever the order
+    # one edit from both: the swap (same letters) before the other letter (a runbook's
+    # --bootstrap-server kaest:9092 meant the DR side, not the source)
+    ("kaest", ["kwest", "keast"], "did you mean keast?"),
+    ("kaest", ["keast", "kwest"], "did you mean keast?"),
     ("ORDRES", ["ORDERS", "ORDERS_EAST"], "did you mean ORDERS?"),
     ("Orders", ["ORDERS", "orders"], "did you mean orders?"),
     ("north", ["west", "east"], None),

@@ -563,6 +563,16 @@ def test_cli_path_without_parquet_prefix_is_a_usage_error(jl, verb, target):
     assert ("did you mean parquet:/tmp/lake?" in result.stderr) == (target == "/tmp/lake")
 
 
+@pytest.mark.parametrize("verb", ["export", "import"])
+def test_cli_arguments_swapped_are_said_so(jl, verb):
+    """The dataset first and the stream second: a usage error with the command that has
+    them in order (it suggested parquet:ORDERS)."""
+    result = jl("stream", verb, "parquet:/tmp/lake", "ORDERS")
+    assert result.exit_code == 2 and (
+        "Invalid value for 'parquet:PATH': 'ORDERS': the stream comes first, then the dataset "
+        f"(jetlink stream {verb} ORDERS parquet:/tmp/lake)") in result.stderr, result.stderr
+
+
 def test_a_write_of_the_meta_file_cut_short_leaves_the_old_one_whole(tmp_path, monkeypatch):
     """A process killed while writing ``_jetlink.json`` (a failback's tail, an export) must
     not leave a torn file its re-run cannot read: the write goes to a temporary file moved
