@@ -189,13 +189,15 @@ def _run(app: App, backend: Any, plan: Any) -> tuple[Any, int]:
 
     try:
         report = apply_changes(backend, plan, on_change=made_one)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         pending = plan.pending
         done, total = len(made), len(pending)
-        under_way = (f"; the change under way ({_label(pending[done].to_json())}) stopped "
+        change = getattr(stop, "under_way", pending[done] if done < total else None)
+        under_way = (f"; the change under way ({_label(change.to_json())}) stopped "
                      "with it (on a live server the server may have made it)"
-                     if done < total else "")
-        output.notice(app, f"jetlink: interrupted: apply stopped after {done} of {total} "
+                     if change is not None else "")
+        output.notice(app, f"jetlink: interrupted: apply stopped after {output.comma(done)} of "
+                           f"{output.comma(total)} "
                            f"change{'s' if total != 1 else ''}{under_way}. Run the same "
                            "apply again (--dry-run first) to see what is left.")
         raise

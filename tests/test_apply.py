@@ -1414,6 +1414,38 @@ def test_an_interrupted_apply_says_what_it_made_and_what_is_left(jl, tmp_path, m
     assert plan["unchanged"] == 3
 
 
+def test_a_ctrl_c_just_after_a_change_was_made_counts_it(jl, tmp_path, monkeypatch):
+    """SIGINT landing once a change is committed, before it is told: held until the change
+    is counted and its Applied line printed, then the run stops (it said "stopped after 2",
+    the third made all the same)."""
+    import os
+    import signal
+
+    from jetlink.core.topology.embedded import EmbeddedClusters
+
+    text = "version = 1\n[clusters.west]\n" + "".join(
+        f'[streams.S{i}]\ncluster = "west"\nsubjects = ["s{i}.>"]\n' for i in range(5))
+    path = write(tmp_path, text)
+    real = EmbeddedClusters.apply
+    seen = []
+
+    def interrupted_after_the_third(self, change):
+        real(self, change)
+        seen.append(change)
+        if len(seen) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(EmbeddedClusters, "apply", interrupted_after_the_third)
+    res = jl("apply", path)
+    assert res.exit_code == 130
+    assert res.stdout.splitlines()[-1] == "Applied: create stream S1 in cluster west"
+    assert res.stderr == ("jetlink: interrupted: apply stopped after 3 of 6 changes. Run the "
+                          "same apply again (--dry-run first) to see what is left.\n")
+    monkeypatch.setattr(EmbeddedClusters, "apply", real)
+    plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
+    assert [c["name"] for c in plan["changes"]] == ["S2", "S3", "S4"]
+
+
 def test_apply_of_a_file_that_declares_nothing_warns_as_validate_does(jl, tmp_path):
     path = write(tmp_path, "version = 1\n", "nothing.toml")
     res = ok(jl("apply", path))

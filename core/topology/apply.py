@@ -92,19 +92,32 @@ def apply_changes(clusters: Any, plan: Plan,
     as it is made or fails. Refuses a plan with problems."""
     if plan.problems:
         raise JetlinkError("the plan has problems: nothing applied")
+    from ..interrupts import interrupt_deferred
+
     report = ApplyReport()
     pending = plan.pending
     for i, c in enumerate(pending):
+        # a Ctrl-C is held while a change is made and told, then ends the run: one landing
+        # just after a change was committed would otherwise leave it made and uncounted.
+        # The KeyboardInterrupt says which change was under way (``under_way``): none when
+        # it came between two.
+        told = False
         try:
-            clusters.apply(c)
-        except JetlinkError as err:
-            report.failed, report.error = c, err
-            report.not_applied = pending[i + 1:]
-            report.uncertain = clusters.uncertain(err)
-            if on_change is not None:
-                on_change(c, err)
-            return report
-        report.applied.append(c)
-        if on_change is not None:
-            on_change(c, None)
+            with interrupt_deferred():
+                try:
+                    clusters.apply(c)
+                except JetlinkError as err:
+                    report.failed, report.error = c, err
+                    report.not_applied = pending[i + 1:]
+                    report.uncertain = clusters.uncertain(err)
+                    if on_change is not None:
+                        on_change(c, err)
+                    return report
+                report.applied.append(c)
+                if on_change is not None:
+                    on_change(c, None)
+                told = True
+        except KeyboardInterrupt as stop:
+            stop.under_way = None if told else c  # type: ignore[attr-defined]
+            raise
     return report
