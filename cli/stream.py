@@ -1417,7 +1417,7 @@ def promote_mirror(
 # -- failback --------------------------------------------------------------------------------
 
 def _tail_path(value: str | None) -> str | None:
-    return None if value is None else _parquet_path(value)
+    return None if value is None else parquet_option(value)
 
 
 FailbackTailOption = Annotated[
