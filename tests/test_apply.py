@@ -1376,15 +1376,18 @@ def test_an_update_refused_for_an_overlap_names_the_subject_and_the_stream(jl, t
             'overlap with an existing stream (10065): "b" overlaps "b" of stream B') in r.stdout
 
 
+# a cluster and five streams: six changes
+FIVE_STREAMS = "version = 1\n[clusters.west]\n" + "".join(
+    f'[streams.S{i}]\ncluster = "west"\nsubjects = ["s{i}.>"]\n' for i in range(5))
+
+
 def test_an_interrupted_apply_says_what_it_made_and_what_is_left(jl, tmp_path, monkeypatch):
     """Ctrl-C half-way: the plan was printed before the first change, each change as it was
     made; stderr says how many of how many and the way on; exit 130; a run again makes the
     rest."""
     from jetlink.core.topology.embedded import EmbeddedClusters
 
-    text = "version = 1\n[clusters.west]\n" + "".join(
-        f'[streams.S{i}]\ncluster = "west"\nsubjects = ["s{i}.>"]\n' for i in range(5))
-    path = write(tmp_path, text)
+    path = write(tmp_path, FIVE_STREAMS)
     real = EmbeddedClusters.apply
     seen = []
 
@@ -1423,9 +1426,7 @@ def test_a_ctrl_c_just_after_a_change_was_made_counts_it(jl, tmp_path, monkeypat
 
     from jetlink.core.topology.embedded import EmbeddedClusters
 
-    text = "version = 1\n[clusters.west]\n" + "".join(
-        f'[streams.S{i}]\ncluster = "west"\nsubjects = ["s{i}.>"]\n' for i in range(5))
-    path = write(tmp_path, text)
+    path = write(tmp_path, FIVE_STREAMS)
     real = EmbeddedClusters.apply
     seen = []
 
