@@ -48,6 +48,8 @@ def test_a_misspelt_topic_group_or_source_cluster_gets_the_closest_name(jl):
         (["links", "create", "L", "--source-cluster", "locl"], "Unable to validate cluster "
          "link: source cluster 'locl' does not exist in the data directory (add it with "
          "jetlink cluster add) (INVALID_CONFIG 40): did you mean local?"),
+        (["topic", "create", "t", "-c", "retenion.ms=1"], "Unknown topic config name: "
+         "retenion.ms (INVALID_CONFIG 40): did you mean retention.ms?"),
     ]
     for args, said in cases:
         r = jl(*args)

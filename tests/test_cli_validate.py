@@ -104,6 +104,15 @@ def test_missing_file_is_a_problem_not_a_crash(tmp_path):
     assert problem["description"]
 
 
+def test_a_dash_is_no_stdin_for_a_topology(tmp_path, monkeypatch):
+    """``validate -`` (and apply's): a topology is read from files; the problem says so."""
+    monkeypatch.chdir(tmp_path)
+    result = jetlink("validate", "-j", "-")
+    [problem] = json.loads(result.stdout)["problems"]
+    assert (result.exit_code, problem["description"]) == (3, (
+        "file not found: a topology is read from files, not from stdin (give its path)"))
+
+
 @pytest.mark.parametrize(
     ("name", "content"),
     [("bad.json", '{"name": "ORDERS", '), ("bad.toml", "[streams.ORDERS\nsubjects = ")],

@@ -18,6 +18,7 @@ from .topic_configs import (
     CONFIG_DEFS,
     MIRROR_SYNCED_CONFIGS,
     check_topic_collision,
+    unknown_config,
     validate_partitions,
     validate_topic_configs,
     validate_topic_name,
@@ -170,7 +171,7 @@ def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | No
     check_unique_config_keys([*configs, *delete])
     for key in delete:
         if key not in CONFIG_DEFS:
-            raise KafkaError("INVALID_CONFIG", f"Unknown topic config name: {key}", field=key)
+            raise unknown_config(key)
     with kafka._schema.write() as conn:
         t = get_topic(conn, name)
         if t.mirror_link is not None and not internal:

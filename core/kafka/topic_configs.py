@@ -224,12 +224,22 @@ def _invalid(key: str, value: Any, rule: str) -> KafkaError:
                       field=key)
 
 
+def unknown_config(key: Any) -> KafkaError:
+    """INVALID_CONFIG for a topic config name Kafka does not know (its text), the closest
+    known one for people (core/errors.py ``did_you_mean``)."""
+    from ..errors import did_you_mean
+
+    err = KafkaError("INVALID_CONFIG", f"Unknown topic config name: {key}", field=str(key))
+    err.detail = did_you_mean(str(key), CONFIG_DEFS) if isinstance(key, str) else None
+    return err
+
+
 def validate_topic_config(key: Any, value: Any) -> str:
     """The value to store for topic config ``key`` (the given text, trimmed), or KafkaError
     INVALID_CONFIG naming the key and the rule (Kafka's texts: ``Unknown topic config name:
     k``, ``Invalid value v for configuration k: Value must be at least 0`` ...)."""
     if not isinstance(key, str) or key not in CONFIG_DEFS:
-        raise KafkaError("INVALID_CONFIG", f"Unknown topic config name: {key}", field=str(key))
+        raise unknown_config(key)
     kind, _default, rule = CONFIG_DEFS[key]
     if value is None:
         raise _invalid(key, value, "Value must be non-null")

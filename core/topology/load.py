@@ -93,7 +93,9 @@ class Topology:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_INPUT_FILE + 1)
         except FileNotFoundError:
-            self._problem(path, None, None, 0, "file not found", fpos)
+            said = "file not found" if path != "-" else (
+                "file not found: a topology is read from files, not from stdin (give its path)")
+            self._problem(path, None, None, 0, said, fpos)
             return None
         except IsADirectoryError:
             self._problem(path, None, None, 0, "is a directory, not a file", fpos)
