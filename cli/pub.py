@@ -355,10 +355,11 @@ def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int
     def kept(when: str = "") -> str:
         """What the server acknowledged (``when``), and what was sent and may be
         stored too."""
-        text = (f"{output.comma(stored)} of {output.comma(count)} messages were "
+        of = f"{output.comma(count)} message{'s' if count != 1 else ''}"
+        text = (f"{output.comma(stored)} of {of} {'were' if stored != 1 else 'was'} "
                 f"stored (acknowledged; sequences {output.comma(first_seq)}.."
                 f"{output.comma(last_seq)}){when}" if stored else
-                f"none of {output.comma(count)} messages was acknowledged{when}")
+                f"none of {of} was acknowledged{when}")
         if in_flight:
             text += (f"; {output.comma(in_flight)} more were sent without an "
                      "acknowledgement: they may or may not be stored")
