@@ -481,8 +481,8 @@ def _publish_atomic(app: App, js: Any, message: Callable[[int], Any], count: int
 
 
 def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]) -> list[Any]:
-    """JetStream publishes (core's publish_many); "no stream matches" gets a hint about
-    --core."""
+    """JetStream publishes (core's publish_many); "no stream matches" gets a hint: the fence
+    that took the subject, the mirrors here, else --core."""
     from jetlink.core.dr.fence import fence_hint, mirror_hint
     from jetlink.core.errors import ApiError
     from jetlink.core.streams import NoStreamError

@@ -2245,6 +2245,7 @@ def cluster_balance(
     clustered (every one on the embedded engine) has no other server to move to.
     """
     from jetlink.core.balance import balance, group_of
+
     app = App.of(ctx)
     q = stream_query(locals())
     js = open_jetstream(app)

@@ -470,15 +470,10 @@ def _edits(a: str, b: str) -> int:
     return prev[len(b)]
 
 
-def not_found(err: JetlinkError, name: str, names: Any, *, kind: str | None = None
-              ) -> JetlinkError:
+def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
     """``err`` (a not-found error, its description the real system's) with the name that
     was not found as its detail for people, and the closest of ``names`` when one is close
-    (``did_you_mean``); the JSON document stays the server's. ``kind``: what is missing
-    (``err.missing``), for the CLI to look for it in the other clusters when nothing here
-    is close."""
-    if kind is not None:
-        err.missing = (kind, name)
+    (``did_you_mean``); the JSON document stays the server's."""
     hint = did_you_mean(name, names)
     if name in err.description:  # already named ("cluster wset not found")
         err.detail = hint

@@ -51,9 +51,11 @@ def test_a_misspelt_topic_group_or_source_cluster_gets_the_closest_name(jl):
         (["topic", "create", "t", "-c", "retenion.ms=1"], "Unknown topic config name: "
          "retenion.ms (INVALID_CONFIG 40): did you mean retention.ms?"),
     ]
+    before = data_dir_bytes(jl.data)
     for args, said in cases:
         r = jl(*args)
         assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n"), args
+    assert data_dir_bytes(jl.data) == before  # (refusals: nothing made)
     # the JSON documents stay Kafka's (no suggestion in them)
     assert json.loads(jl("topic", "describe", "ordrs", "-j").stdout) == {"error": {
         "error_code": 3, "error_name": "UNKNOWN_TOPIC_OR_PARTITION",

@@ -12,7 +12,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 from jetlink.core import lake
 from jetlink.core.clock import format_rfc3339_nano
@@ -567,7 +567,9 @@ def test_cli_path_without_parquet_prefix_is_a_usage_error(jl, verb, target):
 def test_cli_arguments_swapped_are_said_so(jl, verb):
     """The dataset first and the stream second: a usage error with the command that has
     them in order (it suggested parquet:ORDERS)."""
+    before = data_dir_bytes(jl.data)
     result = jl("stream", verb, "parquet:/tmp/lake", "ORDERS")
+    assert data_dir_bytes(jl.data) == before
     assert result.exit_code == 2 and (
         "Invalid value for 'parquet:PATH': 'ORDERS': the stream comes first, then the dataset "
         f"(jetlink stream {verb} ORDERS parquet:/tmp/lake)") in result.stderr, result.stderr

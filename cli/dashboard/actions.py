@@ -95,8 +95,7 @@ class Source:
         """``--feed``'s SUBJECT[@CLUSTER] refused before the UI starts, as ``jetlink sub``
         refuses it: a subject that is not one (a usage error naming it and the rule), a
         cluster the data directory does not have (with the closest name)."""
-        from jetlink.cli.common import usage
-        from jetlink.core.subjects import subject_problem
+        from jetlink.cli.common import check_subject_filter
 
         def on_data_dir(dd: Any) -> list[str]:
             return list(dd.cluster_names())
@@ -104,9 +103,7 @@ class Source:
         with self.open(clock, step=False) as backend:
             names = backend.either(data_dir=on_data_dir, server=lambda _js: [])
         subject, cluster = feed_target(text, cluster, names, self.replicates)
-        problem = subject_problem(subject)
-        if problem is not None:
-            raise usage(f"--feed: {problem}")
+        check_subject_filter("--feed", subject)
         with self.jetstream(cluster, clock):
             pass
 

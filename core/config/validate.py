@@ -892,9 +892,8 @@ def explain(err: _Error, cfg: Any) -> _Error:
         import json
 
         shown = clip(json.dumps(value))
-    err.detail = f"{fld} = {shown}"
-    if fld == "name" and isinstance(value, str) and "can not contain" in err.description:
-        err.detail = name_detail(fld, value)
+    err.detail = name_detail(fld, value) if fld == "name" and isinstance(value, str) and \
+        "can not contain" in err.description else f"{fld} = {shown}"
     return err
 
 

@@ -82,27 +82,25 @@ def mirror_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
     publish may have meant; None when there is no mirror here."""
     from ..subjects import matches
 
-    def named(cfg: StreamConfig) -> str:
+    def origin(cfg: StreamConfig) -> str:
         m = cfg.mirror
         assert m is not None
-        return f"{cfg.name} of {m.name}" + (f" of {m.domain}" if m.domain else "")
+        return m.name + (f" of {m.domain}" if m.domain else "")
 
     unfiltered = []
     for cfg in configs:
-        m = cfg.mirror
-        if m is None:
+        if cfg.mirror is None:
             continue
-        filters = [m.filter_subject] if m.filter_subject else [
-            t.src for t in m.subject_transforms if t.src]
+        filters = mirror_filters(cfg)
         if not filters:
             unfiltered.append(cfg)
         elif any(matches(f, subject) for f in filters):
-            return (f"stream {cfg.name} here is a mirror of {m.name}"
-                    + (f" of {m.domain}" if m.domain else "") + ", which takes no "
-                    f"publishes: publish where {m.name} is; --core would store it nowhere")
+            return (f"stream {cfg.name} here is a mirror of {origin(cfg)}, which takes no "
+                    f"publishes: publish where {cfg.mirror.name} is; --core would store it "
+                    "nowhere")
     if not unfiltered:
         return None
-    shown = ", ".join(named(c) for c in unfiltered[:3]) + (
+    shown = ", ".join(f"{c.name} of {origin(c)}" for c in unfiltered[:3]) + (
         f" and {len(unfiltered) - 3} more" if len(unfiltered) > 3 else "")
     return (f"the mirrors here take no publishes ({shown}): if the subject is one of their "
             "origins', publish where that origin is; --core would store it nowhere")
@@ -452,6 +450,19 @@ def _fence(item: FenceItem) -> None:
         return
     item.action, item.subjects_after = FENCED, list(done.config.subjects)
     item.detail = FENCED_DETAIL
+
+
+def fence_promoted(site: Any, stream: str, side: str) -> FenceItem | None:
+    """The old origin of ``stream`` (a stream promoted on ``site``, the side ``side``) fenced
+    now, as :func:`plan_fence` then ``carry_out`` would fence it alone: its item (fenced,
+    or why not); None when ``stream`` is no promoted mirror."""
+    p = _promoted(site, site.js.stream_info(stream))
+    if p is None:
+        return None
+    item = _stream_item(p, side)
+    if item.action == TO_FENCE:
+        _fence(item)
+    return item
 
 
 _TOPIC_REFUSED = (

@@ -655,22 +655,15 @@ class RegionPlan:
         moment between the two, not until the region's last object is done. One that does
         not answer, or whose fence fails, is left to the fence after the last object, which
         reports it (topics too: a Kafka producer writes to one cluster, never to both)."""
-        from .fence import TO_FENCE, _fence, _promoted, _stream_item
+        from .fence import fence_promoted
 
         if o.kind == "topic" or not (o.plan.get("origin") or {}).get("reachable"):
             return
         try:
-            site = self.backend.site(o.cluster)
-            p = _promoted(site, site.js.stream_info(o.stream))
-            if p is None:
-                return
-            item = _stream_item(p, o.side)
-            if item.action != TO_FENCE:
-                return
-            _fence(item)
+            item = fence_promoted(self.backend.site(o.cluster), o.stream, o.side)
         except JetlinkError:
             return  # (said by the fence after the last object)
-        if item.action == FENCED:
+        if item is not None and item.action == FENCED:
             with self._lock:
                 self._fenced_now[(item.stream, item.region)] = list(item.subjects_before or [])
 

@@ -382,13 +382,11 @@ class Site(Protocol):
 
 # --- rules ------------------------------------------------------------------------------------
 def mirror_filters(cfg: StreamConfig) -> list[str]:
-    """The origin subjects a mirror copies (empty: all)."""
-    m = cfg.mirror
-    if m is None:
-        return []
-    if m.subject_transforms:
-        return [t.src or ">" for t in m.subject_transforms]
-    return [m.filter_subject] if m.filter_subject else []
+    """The origin subjects a mirror copies (empty: all; core/agreements.py
+    ``source_filters``)."""
+    from ..agreements import source_filters
+
+    return [] if cfg.mirror is None else source_filters(cfg.mirror)
 
 
 def mirror_lag(info: Any) -> int | None:

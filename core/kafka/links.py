@@ -1103,11 +1103,11 @@ def _not_found(name: str, conn: Any = None) -> KafkaError:
     err = KafkaError(
         "CLUSTER_LINK_NOT_FOUND", f"Cluster link '{name}' not found", field="link_name"
     )
+    err.missing = ("link", name)
     if conn is None:
-        err.missing = ("link", name)
         return err
     names = [r[0] for r in conn.execute("SELECT name FROM links")]
-    found = not_found(err, name, names, kind="link")
+    found = not_found(err, name, names)
     assert isinstance(found, KafkaError)
     return found
 

@@ -320,7 +320,8 @@ def _unknown_group(conn: Any, group: str) -> KafkaError:
                      field="group")
     names = {g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_offsets")}
     names |= {g for (g,) in conn.execute("SELECT DISTINCT grp FROM group_members")}
-    not_found(err, group, sorted(names), kind="group")
+    err.missing = ("group", group)
+    not_found(err, group, sorted(names))
     return err
 
 
