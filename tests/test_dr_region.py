@@ -90,21 +90,27 @@ def test_the_dry_run_shows_the_plan_and_changes_nothing(region):
     assert (d["dry_run"], d["complete"], d["nothing_to_do"]) == (True, False, False)
 
 
+def _second_interrupted(real):
+    """``real`` (a region object's verb) run, but a Ctrl-C on its second call."""
+    calls = []
+
+    def verb(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    return verb
+
+
 def test_an_interrupted_region_run_says_what_it_ended_and_a_rerun_finishes(region,
                                                                             monkeypatch):
     """Ctrl-C between two objects: exit 130, one line on stderr saying what ended and that
     the same command finishes the run; the re-run does the rest."""
     from jetlink.core.dr import region as R
 
-    real, calls = R._failover, []
-
-    def second_interrupted(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(R, "_failover", second_interrupted)
+    real = R._failover
+    monkeypatch.setattr(R, "_failover", _second_interrupted(real))
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 130, r.output
     assert r.stderr.splitlines()[-1] == (
@@ -517,15 +523,8 @@ def test_a_switch_interrupted_in_the_second_its_failback_ended_is_finished_by_a_
     ok(east(region, "dr", "fence", "--from", "west", "-f"))
     ok(east(region, "dr", "failback", "--from", "west", "--tail", f"parquet:{tmp_path / 't'}",
             "-f"))
-    real, calls = R._failback, []
-
-    def second_interrupted(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(R, "_failback", second_interrupted)  # (the manual clock: one second)
+    real = R._failback
+    monkeypatch.setattr(R, "_failback", _second_interrupted(real))  # (manual clock: 1 second)
     assert east(region, "dr", "failback", "--from", "west", "--switch", "-f").exit_code == 130
     monkeypatch.setattr(R, "_failback", real)
     d = doc(east(region, "dr", "failback", "--from", "west", "--switch", "-f", "-j"))
