@@ -94,6 +94,8 @@ SUBJECT_MAPS = [
     ("o.*", "{{wildcard(1)}}", ["o.a", "o.b"], "prefix"),  # "o." removed
     ("*.*", "{{wildcard(2)}}.{{wildcard(1)}}", ["a.b", "c.d"], "transform"),
     ("orders.>", "ord.>", ["orders.a", "orders.b.c"], "prefix"),
+    ("ü.>", "ñé.>", ["ü.a", "ü.ñ.€", "ü.x"], "prefix"),  # the prefix cut on bytes, not chars
+    ("ü.*", "{{wildcard(1)}}", ["ü.ñ", "ü.a"], "prefix"),
 ]
 
 
