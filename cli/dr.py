@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
-from jetlink.cli import common, completion
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.options import DURATION, DurationType, ForceOption, JsonOption
 from jetlink.cli.server_check import (
@@ -147,8 +146,7 @@ def check(
                                 clock=common.make_clock())
     body = printed(readiness.render(chosen.value, namespace), chosen.value)
     if outfile is None:
-        sys.stdout.write(body)
-        sys.stdout.flush()
+        output.write_stdout(body)
     else:
         write_outfile(outfile, body)
     code = 0 if chosen is Format.prometheus else readiness.exit_code

@@ -125,7 +125,9 @@ def _storage_fault(exc: BaseException, directory: Any) -> Any:
                                                   errno.ENOSPC, errno.EDQUOT):
         from jetlink.core.errors import JetlinkError
 
-        what = f" {exc.filename}" if exc.filename else ""
+        # (cli/output StdoutRefused: a write to stdout, named "stdout")
+        what = " to stdout" if exc.filename == "stdout" else \
+            f" {exc.filename}" if exc.filename else ""
         return JetlinkError(f"cannot write{what}: {exc.strerror or exc}")
     if type(exc).__module__ != "sqlite3":
         return None

@@ -75,10 +75,43 @@ def _escaped(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
+class StdoutRefused(OSError):
+    """stdout refused a write (a full disk, a quota, an I/O error): the error line names
+    stdout, which an OSError of a write to it does not (it has no file name). A closed
+    pipe (EPIPE) is not one of these: a reader that stopped reading ends jetlink silently."""
+
+    def __init__(self, exc: OSError) -> None:
+        super().__init__(exc.errno, exc.strerror)
+        self.filename = "stdout"
+
+
+def write_stdout(text: str) -> None:
+    """``text`` on stdout, flushed; a refused write raises :class:`StdoutRefused`."""
+    with stdout_writes():
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+class stdout_writes:  # noqa: N801 - used as a context manager, like contextlib's
+    """Writes to stdout inside it that stdout refuses raise :class:`StdoutRefused`."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        import errno
+
+        if isinstance(exc, OSError) and not isinstance(exc, StdoutRefused) \
+                and exc.filename is None and exc.errno not in (errno.EPIPE, None):
+            raise StdoutRefused(exc) from None
+
+
 def print_json(data: Any, *, file: Any = None) -> None:
-    stream = sys.stdout if file is None else file
-    stream.write(to_json(data) + "\n")
-    stream.flush()
+    if file is None:
+        write_stdout(to_json(data) + "\n")
+        return
+    file.write(to_json(data) + "\n")
+    file.flush()
 
 
 class JsonList:
@@ -93,13 +126,11 @@ class JsonList:
         import textwrap
 
         text = textwrap.indent(to_json(item), "  ")
-        sys.stdout.write(("[\n" if not self.items else ",\n") + text)
-        sys.stdout.flush()
+        write_stdout(("[\n" if not self.items else ",\n") + text)
         self.items += 1
 
     def close(self) -> None:
-        sys.stdout.write("\n]\n" if self.items else "[]\n")
-        sys.stdout.flush()
+        write_stdout("\n]\n" if self.items else "[]\n")
 
 
 # -- the entry point of every command -----------------------------------------------------
@@ -160,8 +191,7 @@ def format_value(value: Any) -> str:
 
 def line(app: Terminal | None, text: str = "") -> None:
     """One plain line on stdout (no Rich needed)."""
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+    write_stdout(text + "\n")
 
 
 def lines(app: Terminal | None, texts: Iterable[str]) -> None:
@@ -241,14 +271,15 @@ def table(
             continue
         tbl.add_row(*(Text(c if isinstance(c, str) else format_value(c)) for c in row))
     console = app.out
-    if console.is_terminal:
-        console.print(tbl)
-    else:
-        # Piped or redirected (CI logs, grep): no terminal width to fit, so rows are not
-        # wrapped; each row stays on one line.
-        unbounded = console.options.update(max_width=100_000)
-        width = console.measure(tbl, options=unbounded).maximum
-        make_console(console.file, width=max(width, console.width)).print(tbl)
+    with stdout_writes():
+        if console.is_terminal:
+            console.print(tbl)
+        else:
+            # Piped or redirected (CI logs, grep): no terminal width to fit, so rows are not
+            # wrapped; each row stays on one line.
+            unbounded = console.options.update(max_width=100_000)
+            width = console.measure(tbl, options=unbounded).maximum
+            make_console(console.file, width=max(width, console.width)).print(tbl)
 
 
 # -- errors ---------------------------------------------------------------------------------
@@ -616,10 +647,9 @@ def name_or_ask(name: str | None, question: str, *, argument: str, what: str) ->
 
 def json_line(data: Any) -> None:
     """One compact JSON document on one line (``jetlink sub --json`` prints JSON lines)."""
-    sys.stdout.write(_escaped(
+    write_stdout(_escaped(
         json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_json_default)) + "\n"
     )
-    sys.stdout.flush()
 
 
 def body_text(data_b64: str) -> bytes:
@@ -630,14 +660,15 @@ def body_text(data_b64: str) -> bytes:
 
 def write_bytes(data: bytes) -> None:
     """``data`` on stdout exactly as it is (after what was written as text)."""
-    sys.stdout.flush()
-    stream = getattr(sys.stdout, "buffer", None)
-    if stream is None:  # pragma: no cover - a text-only stdout
-        sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+    with stdout_writes():
         sys.stdout.flush()
-    else:
-        stream.write(data)
-        stream.flush()
+        stream = getattr(sys.stdout, "buffer", None)
+        if stream is None:  # pragma: no cover - a text-only stdout
+            sys.stdout.write(data.decode("utf-8", "backslashreplace"))
+            sys.stdout.flush()
+        else:
+            stream.write(data)
+            stream.flush()
 
 
 def print_body(app: Terminal | None, data: bytes, *, trailing_blank: bool = True,

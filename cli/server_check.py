@@ -18,14 +18,13 @@ with the usage error's message) and checks nothing.
 from __future__ import annotations
 
 import re
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import common, completion
+from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.options import CHECK_DURATION, JsonOption
 from jetlink.core.numbers import INT64_MAX, INT64_MIN, UINT64_MAX
@@ -186,8 +185,7 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
     check_namespace(chosen, namespace)
     body = printed(render(result, chosen.value, namespace), chosen.value)
     if outfile is None:
-        sys.stdout.write(body)
-        sys.stdout.flush()
+        output.write_stdout(body)
     else:
         write_outfile(outfile, body)
     code = 0 if chosen is Format.prometheus else result.exit_code

@@ -126,7 +126,7 @@ def test_a_checks_bad_command_line_is_unknown(capsys, tmp_path, args):
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_a_stdout_that_refuses_writes_is_one_error_line(tmp_path, json_flag):
     """stdout on a full disk: the document (or the table) can not be written, and neither
-    can a JSON error: one line on stderr says so, exit 1, no traceback."""
+    can a JSON error: one line on stderr says so, naming stdout, exit 1, no traceback."""
     import os
     import subprocess
     import sys
@@ -142,7 +142,32 @@ def test_a_stdout_that_refuses_writes_is_one_error_line(tmp_path, json_flag):
                               stdout=full, stderr=subprocess.PIPE, text=True, env=env,
                               timeout=60)
     assert (proc.returncode, proc.stderr) == (
-        1, "jetlink: error: cannot write: No space left on device\n")
+        1, "jetlink: error: cannot write to stdout: No space left on device\n")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize(("args", "code"), [
+    (["stream", "ls"], 1),  # a table (Rich)
+    (["stream", "info", "S"], 1),  # key/value lines
+    (["stream", "ls", "-j"], 1),
+    (["server", "check", "stream", "--stream", "S", "--format", "prometheus"], 3),
+    (["dr", "check", "--format", "nagios"], 3),  # a check's error is UNKNOWN
+])
+def test_every_form_of_output_names_stdout_when_it_refuses(tmp_path, args, code):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    base = [sys.executable, "-m", "jetlink.cli.main", "--data-dir", str(tmp_path / "data")]
+    subprocess.run([*base, "stream", "add", "S", "--subjects", "s.>", "--defaults"],
+                   check=True, capture_output=True, env=env, timeout=60)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([*base, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                              env=env, timeout=60)
+    assert (proc.returncode, proc.stderr) == (
+        code, "jetlink: error: cannot write to stdout: No space left on device\n")
 
 
 @pytest.mark.parametrize(("args", "code"), [
@@ -204,7 +229,7 @@ def test_consumer_next_acknowledges_only_what_reached_stdout(tmp_path, flags):
                               stdout=full, stderr=subprocess.PIPE, text=True, env=env,
                               timeout=60)
     assert (proc.returncode, proc.stderr) == (
-        1, "jetlink: error: cannot write: No space left on device\n")
+        1, "jetlink: error: cannot write to stdout: No space left on device\n")
     info = json.loads(run("consumer", "info", "O", "P", "-j").stdout)
     assert info["ack_floor"]["stream_seq"] == 0 and info["num_ack_pending"] <= 5
     # written: acknowledged
