@@ -198,7 +198,8 @@ def alter(
         typer.Option(
             "--delete-config",
             metavar="KEY",
-            help="Remove a configuration: back to its default (repeatable).",
+            help="Remove a configuration: back to its default (repeatable; K1,K2 "
+                 "removes both, as kafka-configs).",
             show_default=False,
         ),
     ] = None,
@@ -212,13 +213,16 @@ def alter(
 ) -> None:
     """Change a topic's configs or partitions.
 
-    Like kafka-configs --alter (--config K=V, --delete-config K) and kafka-topics --alter
-    --partitions N (increase only). On a mirror topic the configurations synced from the
+    Like kafka-configs --alter (--config K=V, --delete-config K[,K]) and kafka-topics
+    --alter --partitions N (increase only). On a mirror topic the configurations synced from the
     source cannot be changed. With --json the topic. --if-exists: a topic that does not
     exist is no error (said on stderr, exit 0; with --json null).
     """
     app = App.of(ctx)
     configs = parse_configs(config)
+    # kafka-configs' --delete-config 'k1,k2': values separated by commas, each trimmed
+    delete_config = [k.strip() for item in delete_config or () for k in item.split(",")
+                     if k.strip()]
     if not configs and not delete_config and partitions is None:
         raise usage("nothing to alter: give --config, --delete-config or --partitions")
     kafka = open_kafka(app)

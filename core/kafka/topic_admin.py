@@ -154,8 +154,19 @@ def check_deletable(kafka: Any, name: str, keys: Iterable[str],
         return
     unset = [k for k in wanted if k not in kafka.describe_topic(name).configs]
     if unset:
-        raise KafkaError("INVALID_CONFIG", f"Invalid config(s): {','.join(unset)}",
+        err = KafkaError("INVALID_CONFIG", f"Invalid config(s): {','.join(unset)}",
                          field=unset[0])
+        err.detail = "; ".join(_why_not_deletable(name, k) for k in unset)
+        raise err
+
+
+def _why_not_deletable(topic: str, key: str) -> str:
+    """Why ``--delete-config key`` is refused, for people: a name Kafka does not know (the
+    closest known one), or a config not set on the topic (its default is in force)."""
+    if key in CONFIG_DEFS:
+        return f"{key} is not set on topic {topic} (its default applies)"
+    hint = unknown_config(key).detail
+    return f"{key} is not a topic config" + (f": {hint}" if hint else "")
 
 
 def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | None = None,
