@@ -252,7 +252,7 @@ def rm(
         for b in gone:
             output.line(a, f"Removed: {b.pattern()} {b.entry()}")
         if not gone:  # (a notice on stderr, as every empty result: no false row on stdout)
-            output.notice(a, "No ACL matched: nothing removed")
+            output.notice(a, "jetlink: notice: no ACL matched: nothing removed")
 
     app.emit(_doc(sorted(gone)), human=human)
 
@@ -306,7 +306,18 @@ def check(
                            "Write, Describe ...): ALL is what an ACL grants, never what a "
                            "request asks for")
     check_operation(rt, op)
-    d = _store(app).authorize(parse_principal(principal), op, rt, name, host_of(host))
+    asking, client = parse_principal(principal), host_of(host)
+    # a request comes from one principal and one address: User:* and * are what an ACL
+    # matches every principal or host with (Kafka's wildcards), never a request's
+    if asking.partition(":")[2] == "*":
+        raise common.usage(f"acls check --principal {asking}: a request comes from one "
+                           "principal (User:alice); User:* is the ACL wildcard that matches "
+                           "every user")
+    if client == "*":
+        raise common.usage("acls check --host *: a request comes from one address "
+                           "(127.0.0.1, the default); * is the ACL wildcard that matches "
+                           "every host")
+    d = _store(app).authorize(asking, op, rt, name, client)
     doc = d.to_json()
 
     def human(a: App, x: dict[str, Any]) -> None:

@@ -278,6 +278,14 @@ def test_the_authorizer_is_changed_later(jl):
      "jetlink: error: operation READ on a CLUSTER resource: ResourceType CLUSTER only supports"),
     (["acls", "check", "--principal", "User:a", "--operation", "Read", "--topic", "orders",
       "--host", ""], "jetlink: error: host '' is empty"),
+    # a request's principal and address are one each: the ACL wildcards are no request's
+    (["acls", "check", "--principal", "User:*", "--operation", "Read", "--topic", "orders"],
+     "jetlink: error: acls check --principal User:*: a request comes from one principal "
+     "(User:alice); User:* is the ACL wildcard that matches every user"),
+    (["acls", "check", "--principal", "User:a", "--operation", "Read", "--topic", "orders",
+      "--host", "*"],
+     "jetlink: error: acls check --host *: a request comes from one address (127.0.0.1, the "
+     "default); * is the ACL wildcard that matches every host"),
     (["acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "t",
       "--host", ""],
      "jetlink: error: host '' is empty, longer than 255 characters or holds a space: the "
@@ -357,7 +365,8 @@ def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
     r = jl("cluster", "add", "n", "--authorizer")
     assert r.exit_code == 2 and "are for a Kafka cluster (--kind kafka)" in r.stderr
     r = jl("cluster", "add", "k", "--kind", "kafka", "--authorizer", "--super-users", "admin")
-    assert r.exit_code == 2 and "principal 'admin' is not TYPE:NAME" in r.stderr
+    assert (r.exit_code, r.stderr) == (2, (
+        "jetlink: error: super user 'admin' is not TYPE:NAME (e.g. User:admin)\n"))
     assert "k" not in [c["name"] for c in doc(jl("cluster", "ls", "-j"))]
 
 

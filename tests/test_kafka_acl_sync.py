@@ -107,7 +107,13 @@ def test_source_without_authorizer_is_the_tasks_error_until_it_has_one(world):
                          "cluster authorizer west --enable"}]}
     west.configure(enabled=True)
     west.add([acl()])
-    step(dd, clock)
+    # fixed, but the next run is not due: the last run's error, said as that run's
+    (rep,) = step(dd, clock, 2)
+    assert rep.errors == [
+        "ACL sync: No Authorizer is configured on cluster west: add it with jetlink cluster "
+        "authorizer west --enable (its run 2s ago; the next in 3s, acl.sync.ms)"]
+    (rep,) = step(dd, clock, 3)
+    assert rep.errors == []
     assert task(dd, clock)["state"] == "ACTIVE"
     assert east.find() == [acl()]
 

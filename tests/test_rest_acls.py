@@ -153,7 +153,7 @@ def test_hostile_input_is_one_line_and_changes_nothing(server, pair, both, args,
 def test_a_filter_that_matches_nothing_removes_nothing(server, pair, both):
     before = data_dir_bytes(server.data, databases_only=True)
     res = ok(same(*both(pair.secured, pair.local, "rm", "--topic", "nothing", "-f")))
-    assert (res.stdout, res.stderr) == ("", "No ACL matched: nothing removed\n")
+    assert (res.stdout, res.stderr) == ("", "jetlink: notice: no ACL matched: nothing removed\n")
     doc = json.loads(ok(same(*both(pair.secured, pair.local, "rm", "--group", "g", "-f",
                                    "-j"))).stdout)
     assert doc == {"kind": "KafkaAclList", "data": []}

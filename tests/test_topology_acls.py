@@ -226,8 +226,7 @@ allow_everyone_if_no_acl_found = 1
 [clusters.k2]
 kind = "kafka"
 super_users = ["User:a", "admin"]
-""", ["cluster k2: super_users: principal 'admin' is not TYPE:NAME (e.g. "
-      "User:alice, or User:* for every user)"]),
+""", ["cluster k2: super_users: super user 'admin' is not TYPE:NAME (e.g. User:admin)"]),
 ]
 
 

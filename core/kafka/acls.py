@@ -172,6 +172,9 @@ def parse_principal(value: str, *, field: str = "principal") -> str:
     text = _utf8(value or "", "principal", field)
     kind, sep, name = text.partition(":")
     if not sep or not kind or not name:
+        if field == "super_users":
+            raise UsageError(f"super user {_shown(text)} is not TYPE:NAME (e.g. User:admin)",
+                             field=field)
         raise UsageError(f"principal {_shown(text)} is not TYPE:NAME (e.g. User:alice, or "
                          "User:* for every user)", field=field)
     if len(text) > MAX_NAME:
