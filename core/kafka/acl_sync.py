@@ -288,8 +288,8 @@ def step_acl_sync(m: Any, li: Any, state: str, now: int) -> tuple[int, list[str]
         return 0, []
     if not li.due(_TASK, now):
         task = next((t for t in li.tasks if t.task_name == _TASK), None)
-        errors = task.errors if task is not None else ()
-        if not errors:
+        held = task.errors if task is not None else ()
+        if not held:
             return 0, []
         # said as the last run's, with when the next one is: an ACL made since is not seen
         # before it (an operator who fixed the cause re-runs after it, or waits for it)
@@ -300,7 +300,7 @@ def step_acl_sync(m: Any, li: Any, state: str, now: int) -> tuple[int, list[str]
         when = (f" (its run {format_duration((now - last) * ms)} ago; the next in "
                 f"{format_duration(max(0, li.config.acl_sync_ms - (now - last)) * ms)}, "
                 "acl.sync.ms)")
-        return 0, [e["error_message"] + when for e in errors]
+        return 0, [e["error_message"] + when for e in held]
     errors: Iterable[Mapping[str, str]] = ()
     changed = 0
     try:
