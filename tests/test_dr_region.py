@@ -331,9 +331,9 @@ def test_a_damaged_journal_record_is_refused_naming_it(region):
     assert r.exit_code == 1
     assert r.stderr.splitlines() == [
         "jetlink: error: the region journal record failover.west in bucket JETLINK_REGIONS "
-        "is not JSON, so not a record jetlink wrote: remove it to start over: jetlink kv del "
-        "JETLINK_REGIONS failover.west -f (the objects keep their own records: a new run finds "
-        "what was done)"]
+        "is not JSON, so not a record jetlink wrote: remove it to start over: jetlink "
+        "--cluster east kv del JETLINK_REGIONS failover.west -f (the objects keep their own "
+        "records: a new run finds what was done)"]
     ok(east(region, "kv", "put", "JETLINK_REGIONS", "failover.west", '{"version": 7}'))
     r = east(region, "dr", "failover", "--from", "west", "-f")
     assert r.exit_code == 1 and "is not a record jetlink wrote (version 1" in r.stderr
@@ -971,10 +971,14 @@ def test_a_damaged_object_record_of_the_journal_is_refused_naming_it(region):
     assert r.exit_code == 1
     assert r.stderr.splitlines() == [
         f"jetlink: error: the region journal record {key} in bucket JETLINK_REGIONS is not a "
-        f"record jetlink wrote (an object's state): remove it to start over: jetlink kv del "
-        f"JETLINK_REGIONS {key} -f (the objects keep their own records: a new run finds what "
-        "was done)"]
+        f"record jetlink wrote (an object's state): remove it to start over: jetlink "
+        f"--cluster east kv del JETLINK_REGIONS {key} -f (the objects keep their own records: "
+        "a new run finds what was done)"]
     assert data_dir_bytes(region.data) == before
+    # the way out, as printed, works (no --cluster of this invocation needed)
+    way_out = r.stderr.split("start over: jetlink ")[1].split(" (the objects")[0].split()
+    ok(region(*way_out))
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
 
 
 def test_a_plan_of_objects_skipped_or_done_by_hand_says_so_not_done_already(region):

@@ -138,8 +138,10 @@ class Journal:
     serialized (objects run in threads). ``kv`` None: a Kafka cluster's side, which has no
     Key-Value: its mirror topics' own state (STOPPED) is their record, nothing is kept."""
 
-    def __init__(self, kv: Any, action: str, regions: Sequence[str]) -> None:
+    def __init__(self, kv: Any, action: str, regions: Sequence[str],
+                 cluster: str | None = None) -> None:
         self.kv = kv
+        self.cluster = cluster  # the embedded cluster it is kept in (None: the server's)
         self.key = ".".join([action, *(key_for(r) for r in sorted(regions))])
         self._bucket: Any = None
         self._lock = threading.Lock()
@@ -186,7 +188,8 @@ class Journal:
     def _damaged(self, key: str, why: str) -> JetlinkError:
         return JetlinkError(
             f"the region journal record {key} in bucket {BUCKET} is {why}: remove it to "
-            f"start over: jetlink kv del {BUCKET} {key} -f (the objects keep their own "
+            f"start over: jetlink {'' if self.cluster is None else f'--cluster {self.cluster} '}"
+            f"kv del {BUCKET} {key} -f (the objects keep their own "
             "records: a new run finds what was done)", field="journal")
 
     def _parse(self, key: str, value: bytes) -> Any:
@@ -1012,7 +1015,7 @@ def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
             continue       # the link's): nothing of its own to finish here
         j = journals.get(side.label)
         if j is None:  # a side none of whose objects is left: kept only when one is found
-            j = Journal(backend.kv(side.cluster), action, wanted)
+            j = Journal(backend.kv(side.cluster), action, wanted, side.cluster)
             j.read()
         for key, was in ((j.doc or {}).get("objects") or {}).items():
             kind, _, rest = key.partition(":")
@@ -1126,12 +1129,12 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     for first in {o.side: o for o in objects}.values():
         kv = backend.kv(first.cluster) if first.side in nats_sides or first.cluster is None \
             else None
-        j = Journal(kv, action, wanted)
+        j = Journal(kv, action, wanted, first.cluster)
         j.read()
         if action == FAILBACK and j.doc is not None and j.doc.get("finished"):
             # a failback finished before the region's latest failover began is the last
             # cycle's: this failback is a new run (the failover record says when it began)
-            over = Journal(kv, FAILOVER, wanted)
+            over = Journal(kv, FAILOVER, wanted, first.cluster)
             over.read()
             if over.doc is not None and _later(over.doc, "started", j.doc, "finished"):
                 j.doc = None
