@@ -380,6 +380,10 @@ def _loop(app: App, w: Any, every: float, stop: Any) -> None:
     if broke:  # its output could not be written (a closed pipe): the watch cannot go on
         from jetlink.core.errors import JetlinkError
 
+        if isinstance(broke[0], (OSError, JetlinkError)):
+            # as every command's: a reader gone (EPIPE) ends it silently, a stdout that
+            # refuses writes is named, a JetlinkError is its own line
+            raise broke[0]
         raise JetlinkError(f"dr watch stopped: {type(broke[0]).__name__}: {broke[0]}")
 
 

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ..durations import SECOND
 from ..errors import JetlinkError, UsageError, did_you_mean
 from ..monitor.result import EXIT_CODES, Status, reason
-from .fence import FAILED, FENCED, TO_FENCE, region_names
+from .fence import FAILED, FENCED, TO_FENCE, Side, refuse_side_addressed, region_names
 from .readiness import CHECK, DEFAULT_NAMESPACE, MirrorReadiness, Readiness, check_readiness
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -377,6 +377,11 @@ class Watch:
         directory nor the region of an object the first check found (with a suggestion,
         core/errors.py ``did_you_mean``). Not checked when that check could not list the
         mirrors of a live server (nothing is known of its regions)."""
+        if self.clusters is not None:  # the sides named (--cluster): none is a region
+            refuse_side_addressed(self.regions, [Side(c, c) for c in self.clusters], True,
+                                  "where the mirrors are); name the region that failed, "
+                                  "where their origins are")
+
         def data_dir(dd: Any) -> list[str]:
             return list(dd.cluster_names())  # a damaged one too: it is a region all the same
 
