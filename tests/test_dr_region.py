@@ -862,6 +862,15 @@ def test_dr_check_after_a_failover_names_what_was_failed_over(region):
         "UNKNOWN dr no mirrors in cluster east (failed over, their old origin silent: "
         "CONFIG@east from CONFIG@west, ORDERS_EAST@east from ORDERS@west, PAY@east from "
         "PAY@west; fence each when its region returns) | mirrors=0 "), res.stdout
+    # every format says the same sentence (natscli's text form: a head line, then it)
+    res = east(region, "dr", "check", "--format", "text")
+    assert (res.exit_code, res.stdout) == (3, (
+        "dr: UNKNOWN (0 mirrors: 0 ok, 0 warning, 0 critical)\n\nno mirrors in cluster east "
+        "(failed over, their old origin silent: CONFIG@east from CONFIG@west, "
+        "ORDERS_EAST@east from ORDERS@west, PAY@east from PAY@west; fence each when its "
+        "region returns)\n\n"))
+    as_json = east(region, "dr", "check", "-j")
+    assert json.loads(as_json.stdout)["output"] == res.stdout.split("\n\n")[1]
 
 
 def test_mirror_topics_of_a_kafka_region(jl):

@@ -231,14 +231,7 @@ class Readiness:
             out.perf_data += [replace(p, name=f"{m.name}.{p.name}")
                               for p in m.result.perf_data]
         if not self.mirrors and not self.failures:
-            where = f" in {self.where}" if self.where else ""
-            out.output = (f"no mirrors{where}" + (
-                f" (failed over, their old origin silent: {', '.join(self.failed_over)}; "
-                "fence each when its region returns)" if self.failed_over else "") + (
-                f" ({', '.join(f'cluster {d}' for d in self.down)} "
-                f"{'is' if len(self.down) == 1 else 'are'} down: a region that is out holds "
-                "the origins, not their mirrors; check the cluster that holds them with "
-                "--cluster NAME, or every cluster without --cluster)" if self.down else ""))
+            out.output = self.no_mirrors()
         if not self.unlisted:
             counts = self.counts()
             out.perf_data += [
@@ -250,6 +243,18 @@ class Readiness:
                              help="Mirrors with a warning for a failover now")]
         out.perf_data += self.worst_recovery_point()
         return out
+
+    def no_mirrors(self) -> str:
+        """What a check that found no mirror says (every format): where, the objects failed
+        over whose old origins are silent, the clusters down."""
+        where = f" in {self.where}" if self.where else ""
+        return (f"no mirrors{where}" + (
+            f" (failed over, their old origin silent: {', '.join(self.failed_over)}; "
+            "fence each when its region returns)" if self.failed_over else "") + (
+            f" ({', '.join(f'cluster {d}' for d in self.down)} "
+            f"{'is' if len(self.down) == 1 else 'are'} down: a region that is out holds "
+            "the origins, not their mirrors; check the cluster that holds them with "
+            "--cluster NAME, or every cluster without --cluster)" if self.down else ""))
 
     @property
     def unlisted(self) -> bool:
@@ -292,8 +297,7 @@ class Readiness:
                 head = f"{CHECK}: {self.status.value} (the mirrors could not be listed)"
             failed = "".join(f"\n\n{f}" for f in self.failures)
             if not self.mirrors:
-                none = "" if self.failures else \
-                    f"\n\nno mirrors{' in ' + self.where if self.where else ''}"
+                none = "" if self.failures else f"\n\n{self.no_mirrors()}"
                 return head + failed + none + "\n"
             return head + failed + "\n\n" + "\n".join(text(m.result) for m in self.mirrors)
         line = nagios(self.combined())
