@@ -780,28 +780,14 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
         fence = doc.get("fence")
         if fence:  # what --fence would do after it (its own "Dry run" line once, below)
             out += [x for x in fence_lines(fence) if x != "Dry run: nothing changed"]
+        if doc["nothing_to_do"] and not fence:  # as the run would say it
+            out += _nothing_to_do(doc, action, regions, outcome_only=False)
         out.append("Dry run: nothing changed")
         return out
     elif any(o["state"] == "refused" for o in doc["objects"]) and not doc["done"]:
         out.append("Refused: nothing changed")
     elif doc["nothing_to_do"]:
-        if (doc["done_earlier"] or doc.get("finished")) and not doc["skipped"]:
-            when = f" (finished {doc['finished']})" if doc.get("finished") else ""
-            said = f"Nothing to do: the region {action} of {regions} was done already{when}"
-        else:  # every object skipped, done earlier by its own verb, or left to a step
-            parts = [f"{doc['done_earlier']} done earlier"] if doc["done_earlier"] else []
-            parts += [f"{doc['skipped']} skipped"] if doc["skipped"] else []
-            said = f"Nothing to do: the region {action} of {regions} runs no object" + (
-                f" ({', '.join(parts)})" if parts else "")
-        manual = [o for o in doc["objects"] if o["state"] == "manual"]
-        if manual:
-            if outcome_only:  # no plan was shown: the steps left to people, each named
-                out += ["  " + _object_line(o, action) for o in manual]
-            said += f"; {_n(len(manual), 'object')} left to the step named above"
-        if doc.get("fence"):  # the fence lines below say what the run did do
-            said = said.replace("Nothing to do", "Nothing to " + (
-                "fail over" if action == "failover" else "fail back"), 1)
-        out.append(said)
+        out += _nothing_to_do(doc, action, regions, outcome_only=outcome_only)
     else:
         out.append(f"Region {action} of {regions}: {doc['done']} done, "
                    f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
@@ -809,6 +795,31 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
     fence = doc.get("fence")
     if fence:
         out += fence_lines(fence)
+    return out
+
+
+def _nothing_to_do(doc: dict[str, Any], action: str, regions: str, *,
+                   outcome_only: bool) -> list[str]:
+    """A region run with nothing to do: why (done already, every object skipped or done by
+    its own verb), the steps left to people."""
+    out = []
+    if (doc["done_earlier"] or doc.get("finished")) and not doc["skipped"]:
+        when = f" (finished {doc['finished']})" if doc.get("finished") else ""
+        said = f"Nothing to do: the region {action} of {regions} was done already{when}"
+    else:  # every object skipped, done earlier by its own verb, or left to a step
+        parts = [f"{doc['done_earlier']} done earlier"] if doc["done_earlier"] else []
+        parts += [f"{doc['skipped']} skipped"] if doc["skipped"] else []
+        said = f"Nothing to do: the region {action} of {regions} runs no object" + (
+            f" ({', '.join(parts)})" if parts else "")
+    manual = [o for o in doc["objects"] if o["state"] == "manual"]
+    if manual:
+        if outcome_only:  # no plan was shown: the steps left to people, each named
+            out += ["  " + _object_line(o, action) for o in manual]
+        said += f"; {_n(len(manual), 'object')} left to the step named above"
+    if doc.get("fence"):  # the fence lines below say what the run did do
+        said = said.replace("Nothing to do", "Nothing to " + (
+            "fail over" if action == "failover" else "fail back"), 1)
+    out.append(said)
     return out
 
 

@@ -238,6 +238,13 @@ def test_a_failover_takes_every_mirror_and_a_second_run_does_nothing(region):
         f"{_stamp(region)})")
     d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
     assert d["nothing_to_do"] and [o["state"] for o in d["objects"]] == ["done earlier"] * 3
+    # the dry run says so too, under the plan it shows
+    dry = ok(east(region, "dr", "failover", "--from", "west", "--dry-run"))
+    assert dry.stdout.splitlines()[-2:] == [
+        "Nothing to do: the region failover of west was done already (finished "
+        f"{_stamp(region)})", "Dry run: nothing changed"]
+    assert doc(east(region, "dr", "failover", "--from", "west", "--dry-run", "-j"))[
+        "finished"] == _stamp(region)
     assert data_dir_bytes(region.data) == before
 
 

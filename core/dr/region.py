@@ -541,6 +541,8 @@ class RegionPlan:
     def preview(self) -> RegionReport:
         report = self._report(True)
         report.nothing_to_do = not self.todo and not self.refused
+        if report.nothing_to_do and not self._open():  # done already: when, as a run says
+            report.finished = self._finished()
         if self.action == "failover" and self.run_options.get("fence") and not self.refused:
             report.fence = self._fence_preview()
         return report
