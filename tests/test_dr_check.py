@@ -621,8 +621,14 @@ def test_the_recovery_point_in_seconds_in_every_format(behind):
     """The age of the oldest message a failover now would lose, read at the origin: BACKUP's
     is "three" (seq 3, 5s old), PAID's (orders.paid only) "four" (seq 4, 2s old); the
     summary carries the worst of both."""
-    assert nagios(behind("dr", "check"), 0) == (
-        "OK dr OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 2 "
+    # (two mirrors of ORDERS on east: a failover of the region takes one, --skip the other)
+    twice = ("A failover of region west refuses it: stream ORDERS@west is mirrored twice on "
+             "east ({}): a failover of each would make two primaries taking writes for one "
+             "stream; --skip the others (jetlink dr failover --from west --skip NAME)")
+    assert nagios(behind("dr", "check"), 1) == (
+        f"WARNING dr Warn:BACKUP@east: {twice.format('PAID@east')} Warn:PAID@east: "
+        f"{twice.format('BACKUP@east')} "
+        "OK:BACKUP@east: Origin ORDERS in cluster west answers OK:BACKUP@east: Lag 2 "
         "OK:BACKUP@east: Last seen 5s ago OK:BACKUP@east: Recovery point 2 messages, 5s "
         "OK:BACKUP@east: Positions synced 5s ago (1 consumer) OK:BACKUP@east: Subjects "
         "orders.> (from origin) OK:PAID@east: Origin ORDERS in cluster west answers "
@@ -633,9 +639,9 @@ def test_the_recovery_point_in_seconds_in_every_format(behind):
         "BACKUP@east.consumers_unsynced=0 BACKUP@east.clamps=0 PAID@east.lag=1 "
         "PAID@east.active=5.0000s PAID@east.recovery_point_seconds=2.0000s "
         "PAID@east.positions_age=5.0000s PAID@east.consumers_unsynced=0 PAID@east.clamps=0 "
-        "mirrors=2 mirrors_critical=0 mirrors_warning=0 worst_recovery_point_seconds=5.0000s "
+        "mirrors=2 mirrors_critical=0 mirrors_warning=2 worst_recovery_point_seconds=5.0000s "
         "worst_recovery_point_messages=2")
-    got = doc(behind("dr", "check", "-j"))
+    got = json.loads(behind("dr", "check", "-j").stdout)
     assert got["perf_data"][-2:] == [
         {"name": "worst_recovery_point_seconds", "value": 5, "warning": 0, "critical": 0,
          "unit": "s"},
@@ -661,11 +667,11 @@ def test_the_recovery_point_in_seconds_in_every_format(behind):
     [worst] = families["jetlink_dr_worst_recovery_point_messages"].samples
     assert (worst.labels, worst.value) == ({}, 2)
     assert "# TYPE jetlink_dr_recovery_point_seconds gauge\n" in prom.stdout
-    text = ok(behind("dr", "check", "--format", "text")).stdout
-    assert text.startswith("dr: OK (2 mirrors: 2 ok, 0 warning, 0 critical; worst recovery "
-                           "point: 5s, 2 messages)\n\nBACKUP@east: OK\n")
-    assert "│ OK     │ Recovery point 2 messages, 5s         │" in text
-    assert "│ OK     │ Recovery point 1 message, 2s          │" in text
+    text = behind("dr", "check", "--format", "text").stdout
+    assert text.startswith("dr: WARNING (2 mirrors: 0 ok, 2 warning, 0 critical; worst "
+                           "recovery point: 5s, 2 messages)\n\nBACKUP@east: WARNING\n")
+    assert re.search(r"│ OK +│ Recovery point 2 messages, 5s +│", text)
+    assert re.search(r"│ OK +│ Recovery point 1 message, 2s +│", text)
     assert re.search(r"│ recovery_point_seconds │ 2 +│ s +│ 0 +│ 0 +│ Age in seconds of the "
                      r"oldest message a failover now would lose │", text)
     # the mirror catches up: nothing behind is 0 s
@@ -713,17 +719,22 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
     ok(behind("cluster", "down", "west"))
     ok(east(behind, "stream", "add", "LATE", "--mirror", "ORDERS@west", "--defaults"))
     behind.clock.advance(55 * SECOND)
+    twice = ("A failover of region west refuses it: stream ORDERS@west is mirrored twice on "
+             "east ({}): a failover of each would make two primaries taking writes for one "
+             "stream; --skip the others (jetlink dr failover --from west --skip NAME)")
     assert nagios(behind("dr", "check", "BACKUP", "LATE", "--rpo-warn", "1m"), 2) == (
         "CRITICAL dr Crit:LATE@east: Subjects unknown: a failover now would be refused (give "
         "--topology FILE naming the origin's stream, or --subjects to its failover) "
         "Warn:BACKUP@east: Origin ORDERS in cluster west does not answer "
         "(cluster west is down): promote would be refused, failover would go ahead "
         "Warn:BACKUP@east: Lag 0 (last reported 1m0s ago) Warn:BACKUP@east: Recovery point "
-        "1m0s since the origin was last heard (0 messages as last reported) Warn:LATE@east: "
+        "1m0s since the origin was last heard (0 messages as last reported) "
+        f"Warn:BACKUP@east: {twice.format('LATE@east')} Warn:LATE@east: "
         "Origin ORDERS in cluster west does not answer (cluster west is down): promote would "
         "be refused, failover would go ahead Warn:LATE@east: Lag unknown (never reported) "
         "Warn:LATE@east: Recovery point unknown: never heard from the origin Warn:LATE@east: "
-        "No positions synced (jetlink positions sync) OK:BACKUP@east: Last seen 1m0s ago "
+        "No positions synced (jetlink positions sync) "
+        f"Warn:LATE@east: {twice.format('BACKUP@east')} OK:BACKUP@east: Last seen 1m0s ago "
         "OK:BACKUP@east: Positions synced 1m0s ago (1 consumer) OK:BACKUP@east: Subjects "
         "orders.> (from positions) OK:LATE@east: Never seen | BACKUP@east.lag=0 "
         "BACKUP@east.active=60.0000s BACKUP@east.recovery_point_seconds=60.0000s;60.0000 "

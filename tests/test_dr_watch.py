@@ -296,7 +296,9 @@ def test_a_mirror_whose_check_stopped_early_keeps_its_region(manual):
     ok(east(manual, "stream", "add", "EBAD", "--mirror", "ORDERS@west", "--defaults",
             "--metadata", "io.nats.monitor.rpo-critical=abc"))
     got = _one_check(manual)
-    assert samples(got, "ops_dr_status_code") == {obj("BACKUP@east"): 0, obj("EBAD@east"): 2}
+    # (BACKUP a WARNING: with EBAD, ORDERS is mirrored twice on east, which a failover of
+    # the region refuses until one is left out)
+    assert samples(got, "ops_dr_status_code") == {obj("BACKUP@east"): 1, obj("EBAD@east"): 2}
     assert samples(got, "ops_dr_region_status_code") == {(("region", "west"),): 2}
 
 

@@ -145,6 +145,7 @@ class MirrorReadiness:
     # its origin's region as its config names it (cluster or domain; "" none known): the
     # region of a mirror whose check stopped before the origin was read (dr watch's label)
     region: str = ""
+    origin: str = ""  # its origin's stream as its config names it ("" none known)
 
     @property
     def status(self) -> Status:
@@ -473,6 +474,20 @@ def dr_names(infos: Iterable[Any]) -> DrNames:
     return out
 
 
+def _one_primary(mirrors: Sequence[MirrorReadiness]) -> None:
+    """A WARNING on each mirror a region failover of its origin's region refuses for the
+    one-primary rule (core/dr/rules.py ``two_primaries``: its origin mirrored twice among
+    the mirrors checked): promoted alone it would do, as part of its region it needs the
+    others left out."""
+    from .rules import Primary, two_primaries
+
+    keyed = {Primary(m.region, m.kind, m.origin, m.cluster, m.name): m for m in mirrors
+             if m.kind in ("stream", "kv") and m.region and m.origin}
+    for p, why in two_primaries(list(keyed)).items():
+        keyed[p].result.warn(f"A failover of region {p.region} refuses it: {why} (jetlink "
+                             f"dr failover --from {p.region} --skip NAME)")
+
+
 def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
                 records: _Records, topology: Any, flags: Mapping[str, Any],
                 naming: Any = None) -> MirrorReadiness:
@@ -484,7 +499,7 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     result = Result(name=shown, check=CHECK)
     # the origin's region from the config: known even when the check stops early
     out = MirrorReadiness(shown, kind, cluster, result, {"stream": stream},
-                          region=region_of(cluster, cfg.mirror))
+                          region=region_of(cluster, cfg.mirror), origin=cfg.mirror.name)
     try:
         t = DrThresholds.resolve(flags, cfg.metadata)
     except ThresholdError as err:
@@ -1371,6 +1386,7 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
     if not unread:
         mirrors += missing
     _distinct_names(mirrors)
+    _one_primary(mirrors)
     where = backend.label
     if clusters is not None and backend.either(data_dir=lambda _dd: True,
                                                server=lambda _js: False):

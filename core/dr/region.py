@@ -1188,34 +1188,19 @@ def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
 
 
 def _one_primary(objects: list[RegionObject], skip_unready: bool) -> None:
-    """An origin with two mirrors in the plan, on two sides or on one, ends with two
-    primaries taking writes for one stream (each failback then keeps one side's and sets
-    the other's aside; on one side the second promotion's subjects overlap the first's and
-    it fails half-way through the run): every such object is refused, naming the others,
-    until all but one are left out (``--cluster`` for the side that takes over, or
-    ``--skip``; ``--skip-unready`` leaves them all out). One promoted by an earlier run
-    counts: the others are refused."""
-    groups: dict[tuple[str, str, str], list[RegionObject]] = {}
-    for o in objects:
-        if o.kind in ("stream", "kv") and o.state in (PLANNED, EARLIER):
-            groups.setdefault((o.region, o.kind, o.origin), []).append(o)
-    for (region, kind, origin), group in groups.items():
-        if len(group) < 2:
+    """core/dr/rules.py ``two_primaries`` over the plan: every object of an origin mirrored
+    twice is refused, naming the others, until all but one are left out (``--skip-unready``
+    leaves them all out). One promoted by an earlier run counts: the others are refused."""
+    from .rules import Primary, two_primaries
+
+    keyed = {Primary(o.region, o.kind, o.origin, o.side, o.shown): o for o in objects
+             if o.kind in ("stream", "kv") and o.state in (PLANNED, EARLIER)}
+    for p, why in two_primaries(list(keyed)).items():
+        o = keyed[p]
+        if o.state != PLANNED:
             continue
-        for o in group:
-            if o.state != PLANNED:
-                continue
-            others = ", ".join(x.shown for x in group if x is not o)
-            what = "bucket" if kind == "kv" else "stream"
-            if any(x.side != o.side for x in group):
-                where, how = "on other sides too", "fail over one side (--cluster) or --skip"
-            else:
-                where, how = f"twice on {o.side}", "--skip"
-            why = (f"{what} {origin}@{region} is mirrored {where} ({others}): a failover of "
-                   f"each would make two primaries taking writes for one {what}; {how} the "
-                   "others")
-            o.state, o.detail = (SKIPPED, f"--skip-unready: {why}") if skip_unready else \
-                (REFUSED, why)
+        o.state, o.detail = (SKIPPED, f"--skip-unready: {why}") if skip_unready else \
+            (REFUSED, why)
 
 
 def _apply_skips(objects: list[RegionObject], skip: Sequence[str], skip_unready: bool

@@ -462,6 +462,45 @@ def is_durable(config: dict[str, Any]) -> bool:
     return bool(config.get("name")) and not config.get("inactive_threshold")
 
 
+@dataclass(frozen=True)
+class Primary:
+    """A mirror a region failover would make a primary: its origin (``kind`` "stream" or
+    "kv", ``origin`` its stream, in ``region``), the ``side`` it is on, its name as shown."""
+
+    region: str
+    kind: str
+    origin: str
+    side: str
+    shown: str
+
+
+def two_primaries(mirrors: Sequence[Primary]) -> dict[Primary, str]:
+    """The one-primary rule of a region failover: an origin with two mirrors in one plan,
+    on two sides or on one, ends with two primaries taking writes for one stream (each
+    failback then keeps one side's and sets the other's aside; on one side the second
+    promotion's subjects overlap the first's and it fails half-way through the run). Each
+    such mirror and why, naming the others and the way out (``--cluster`` for the side that
+    takes over, or ``--skip``)."""
+    groups: dict[tuple[str, str, str], list[Primary]] = {}
+    for m in mirrors:
+        groups.setdefault((m.region, m.kind, m.origin), []).append(m)
+    out = {}
+    for (region, kind, origin), group in groups.items():
+        if len(group) < 2:
+            continue
+        for m in group:
+            others = ", ".join(x.shown for x in group if x is not m)
+            what = "bucket" if kind == "kv" else "stream"
+            if any(x.side != m.side for x in group):
+                where, how = "on other sides too", "fail over one side (--cluster) or --skip"
+            else:
+                where, how = f"twice on {m.side}", "--skip"
+            out[m] = (f"{what} {origin}@{region} is mirrored {where} ({others}): a failover "
+                      f"of each would make two primaries taking writes for one {what}; "
+                      f"{how} the others")
+    return out
+
+
 def one_line(err: Exception) -> str:
     """An error's first line (its description), for a report."""
     text = getattr(err, "description", None) or str(err)
