@@ -926,7 +926,8 @@ def test_mirror_topics_of_a_kafka_region(jl):
         "it goes back per link: jetlink --cluster kwest mirrors truncate-and-restore payments "
         "--link LINK, LINK a link of kwest from keast made first (jetlink --cluster kwest "
         "links create LINK --source-cluster keast) (or jetlink --cluster keast mirrors "
-        "reverse-and-start payments --link L)"))
+        "reverse-and-start payments --link L, once kwest has a link L from keast (a "
+        "bidirectional link: the same name on both clusters))"))
     with sqlite3.connect(jl.data / "keast.db") as conn:
         conn.execute("UPDATE mirrors SET status = 'SOURCE_UNAVAILABLE' WHERE topic = "
                      "'payments'")
@@ -940,7 +941,8 @@ def test_mirror_topics_of_a_kafka_region(jl):
         "jetlink --cluster kwest mirrors truncate-and-restore orders --link LINK, LINK a link "
         "of kwest from keast made first (jetlink --cluster kwest links create LINK "
         "--source-cluster keast) (or jetlink --cluster keast mirrors reverse-and-start orders "
-        "--link L), with kwest answering)",
+        "--link L, once kwest has a link L from keast (a bidirectional link: the same name on "
+        "both clusters)), with kwest answering)",
         "Nothing to do: the region failback of kwest runs no object; 1 object left to the "
         "step named above"]
     # that step taken: the topic went back, and the failback says so (not the step again)

@@ -453,8 +453,12 @@ def _back_command(dd: Any, clock: Clock, region: str, took_over: str, info: Any)
     if not links:
         restore += (f", LINK a link of {region} from {took_over} made first (jetlink --cluster "
                     f"{region} links create LINK --source-cluster {took_over})")
-    return (f"{restore} (or jetlink --cluster {took_over} mirrors reverse-and-start "
-            f"{info.mirror_topic_name} --link {info.link_name})")
+    reverse = (f"jetlink --cluster {took_over} mirrors reverse-and-start "
+               f"{info.mirror_topic_name} --link {info.link_name}")
+    if info.link_name not in links:  # reverse-and-start needs the link both ways, one name
+        reverse += (f", once {region} has a link {info.link_name} from {took_over} (a "
+                    "bidirectional link: the same name on both clusters)")
+    return f"{restore} (or {reverse})"
 
 
 def _dependencies(objects: list[RegionObject], infos: dict[str, Any]) -> None:
