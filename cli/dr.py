@@ -589,20 +589,17 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
                        f"of {', '.join(plan.regions)}", force=force,
                        action=f"{verb} {', '.join(plan.regions)}")
     lines = not app.json and not output.stderr_is_terminal()
-    ended: list[str] = []
     try:
         with output.progress(app, f"{action.capitalize()} of {', '.join(plan.regions)}",
                              len(todo)) as bar:
             def on_event(o: Any) -> None:
-                ended.append(f"{o.kind} {o.shown}")
                 bar.advance(1)
                 if lines:
                     output.line(app, _object_line(o.to_json(), action))
 
             report = plan.carry_out(on_event)
     except KeyboardInterrupt:
-        _interrupted(app, action, plan.regions, ended, len(todo),
-                     fence=bool(plan.run_options.get("fence")))
+        _interrupted(app, action, plan, len(todo))
     # the run is journalled whole: an interrupt now would only cut its report short, and a
     # script must not read a finished run as an interrupted one (exit 130), up to the exit
     from jetlink.core.interrupts import ignored_from_now
@@ -618,22 +615,31 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         _failover_not_fenced(app, report.fence)
 
 
-def _interrupted(app: App, action: str, regions: Sequence[str], ended: Sequence[str],
-                 todo: int, *, fence: bool = False) -> NoReturn:
-    """A region run stopped by Ctrl-C: what it finished, and that the same command finishes
-    the rest (its journal, core/dr/region.py, records each object before and after; with
-    ``fence``, every object ended: the fence is what is left); exit 130."""
+def _interrupted(app: App, action: str, plan: Any, todo: int) -> NoReturn:
+    """A region run stopped by Ctrl-C: what it finished (each object as the plan last saw
+    it: ended, or under way, whose verb may have finished), which promoted objects' old
+    origins are not fenced yet (--fence), and that the same command finishes the rest (its
+    journal, core/dr/region.py, records each object before and after); exit 130."""
     from jetlink.cli import output
 
-    # (a region of thousands: the first few named, the rest counted)
-    shown = (f" ({', '.join(ended[:5])}{f' and {len(ended) - 5} more' if len(ended) > 5 else ''})"
-             if ended else "")
-    left = (", before the old origins were fenced: both sides may take writes until it is"
-            if fence and todo and len(ended) >= todo else "")
-    output.notice(app, f"jetlink: interrupted: the region {action} of {', '.join(regions)} "
-                  f"stopped with {len(ended)} of {todo} object{'' if todo == 1 else 's'} "
-                  f"ended{shown}{left}; run the same command again to finish it (its journal "
-                  "keeps where it stopped)")
+    def named(objs: Sequence[Any]) -> str:  # (thousands: the first few named, the rest counted)
+        shown = [f"{o.kind} {o.shown}" for o in objs[:5]]
+        return ", ".join(shown) + (f" and {len(objs) - 5} more" if len(objs) > 5 else "")
+
+    ended, going, unfenced = plan.stopped()
+    text = (f"jetlink: interrupted: the region {action} of {', '.join(plan.regions)} stopped "
+            f"with {len(ended)} of {todo} object{'' if todo == 1 else 's'} ended"
+            + (f" ({named(ended)})" if ended else ""))
+    if going:
+        text += (f"; {len(going)} under way ({named(going)}: "
+                 f"{'its' if len(going) == 1 else 'their'} {action} may have finished)")
+    if unfenced:
+        text += (f"; the old origin{'s' if len(unfenced) > 1 else ''} of {named(unfenced)} "
+                 f"{'are' if len(unfenced) > 1 else 'is'} not fenced yet: both sides may "
+                 "take writes until the re-run fences "
+                 f"{'them' if len(unfenced) > 1 else 'it'}")
+    output.notice(app, text + "; run the same command again to finish it (its journal keeps "
+                              "where it stopped)")
     raise typer.Exit(130)
 
 

@@ -115,8 +115,9 @@ def test_an_interrupted_region_run_says_what_it_ended_and_a_rerun_finishes(regio
     assert r.exit_code == 130, r.output
     assert r.stderr.splitlines()[-1] == (
         "jetlink: interrupted: the region failover of west stopped with 1 of 3 objects ended "
-        "(kv CONFIG@east); run the same command again to finish it (its journal keeps where "
-        "it stopped)")
+        "(kv CONFIG@east); 1 under way (stream ORDERS_EAST@east: its failover may have "
+        "finished); run the same command again to finish it (its journal keeps where it "
+        "stopped)")
     monkeypatch.setattr(R, "_failover", real)
     d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
     assert d["complete"] is True
@@ -138,9 +139,10 @@ def test_an_interrupt_after_every_object_before_the_fence_says_the_fence_is_left
     assert r.exit_code == 130, r.output
     assert r.stderr.splitlines()[-1] == (
         "jetlink: interrupted: the region failover of west stopped with 3 of 3 objects ended "
-        "(kv CONFIG@east, stream ORDERS_EAST@east, stream PAY@east), before the old origins "
-        "were fenced: both sides may take writes until it is; run the same command again to "
-        "finish it (its journal keeps where it stopped)")
+        "(kv CONFIG@east, stream ORDERS_EAST@east, stream PAY@east); the old origins of kv "
+        "CONFIG@east, stream ORDERS_EAST@east, stream PAY@east are not fenced yet: both sides "
+        "may take writes until the re-run fences them; run the same command again to finish "
+        "it (its journal keeps where it stopped)")
 
 
 def test_an_interrupt_after_the_run_ended_leaves_its_own_exit_status(region, monkeypatch):
@@ -1283,10 +1285,20 @@ def test_an_interrupt_of_a_large_region_names_the_first_few_objects_ended(capsys
     from jetlink.cli.app import App
     from jetlink.cli.dr import _interrupted
 
+    from types import SimpleNamespace
+
+    def objs(names):
+        return [SimpleNamespace(kind="stream", shown=n) for n in names]
+
+    # (the plan as a run stopped part-way leaves it: RegionPlan.stopped)
+    plan = SimpleNamespace(regions=["west"], stopped=lambda: (
+        objs([f"S{i}@east" for i in range(28)]), objs(["S28@east"]), []))
     with pytest.raises(typer.Exit) as stop:
-        _interrupted(App(), "failover", ["west"], [f"S{i}@east" for i in range(28)], 30)
+        _interrupted(App(), "failover", plan, 30)
     assert stop.value.exit_code == 130
     assert capsys.readouterr().err == (
         "jetlink: interrupted: the region failover of west stopped with 28 of 30 objects "
-        "ended (S0@east, S1@east, S2@east, S3@east, S4@east and 23 more); run the same "
-        "command again to finish it (its journal keeps where it stopped)\n")
+        "ended (stream S0@east, stream S1@east, stream S2@east, stream S3@east, stream "
+        "S4@east and 23 more); 1 under way (stream S28@east: its failover may have "
+        "finished); run the same command again to finish it (its journal keeps where it "
+        "stopped)\n")

@@ -512,6 +512,7 @@ class RegionPlan:
         # --fence: the old origins fenced as their objects were promoted (origin stream,
         # region) -> the subjects they had (:meth:`_fence_promoted`)
         self._fenced_now: dict[tuple[str, str], list[str]] = {}
+        self._fenced_objects: set[str] = set()  # the keys of the objects whose origin it is
         self._lock = threading.Lock()
 
     @property
@@ -675,6 +676,7 @@ class RegionPlan:
         if item is not None and item.action == FENCED:
             with self._lock:
                 self._fenced_now[(item.stream, item.region)] = list(item.subjects_before or [])
+                self._fenced_objects.add(o.key)
 
     def _fence(self) -> FenceReport | None:
         """``--fence``: every old origin of the region that answers now stops taking writes
@@ -694,6 +696,20 @@ class RegionPlan:
             return plan_fence(self.backend, self.regions, clusters=clusters, clock=self.clock)
         except UsageError:
             return None
+
+    def stopped(self) -> tuple[list[RegionObject], list[RegionObject], list[RegionObject]]:
+        """Where a run stopped part-way (Ctrl-C) left its objects: those that ended (done
+        or failed), those under way (their verb may have finished: the re-run finds out),
+        and, with --fence, those done whose old origin is not fenced yet."""
+        ended = [o for o in self.objects if o.state in (DONE, FAILED)]
+        going = [o for o in self.objects if o.state == RUNNING]
+        unfenced = []
+        if self.action == FAILOVER and self.run_options.get("fence"):
+            with self._lock:
+                fenced = set(self._fenced_objects)
+            unfenced = [o for o in self.objects if o.state == DONE and o.kind != "topic"
+                        and o.key not in fenced]
+        return ended, going, unfenced
 
     def _open(self) -> list[Journal]:
         """The journal records a run began and did not finish (killed, or an object failed)."""
