@@ -1280,12 +1280,12 @@ def test_an_origin_mirrored_twice_on_one_side_is_refused_naming_the_other(region
 
 
 def test_an_interrupt_of_a_large_region_names_the_first_few_objects_ended(capsys):
+    from types import SimpleNamespace
+
     import typer
 
     from jetlink.cli.app import App
     from jetlink.cli.dr import _interrupted
-
-    from types import SimpleNamespace
 
     def objs(names):
         return [SimpleNamespace(kind="stream", shown=n) for n in names]
