@@ -8,7 +8,9 @@ holding the origin ``ORDERS`` (subjects ``orders.>``, ``messages`` messages, ``c
 durable consumers), cluster ``east`` holding ``mirrors`` mirrors of it, caught up by the
 replication pump, their positions synced (core/dr/positions.py ``sync``). Then it times
 core/dr/readiness.py ``check_readiness`` over the data directory's backend, ``runs`` times,
-and asserts only the count of mirrors checked. Building is not timed.
+and asserts only the count of mirrors checked (its status is WARNING: mirrors of one origin
+on one side are what a region failover refuses, core/dr/rules.py ``two_primaries``; each
+mirror's check is the same work all the same). Building is not timed.
 """
 
 from __future__ import annotations
