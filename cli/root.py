@@ -255,13 +255,17 @@ def _held_elsewhere(app: App, err: Any) -> None:
 
     missing = getattr(err, "missing", None)
     if (missing is None and isinstance(err, ApiError) and err.err_code == 10059
-            and err.description == "stream not found" and err.detail
-            and ";" not in err.detail and ":" not in err.detail):
-        missing = ("stream", err.detail)
+            and err.description == "stream not found" and err.detail):
+        head, _, rest = err.detail.partition("; ")
+        if head and ":" not in head and (not rest or rest.startswith("did you mean")):
+            missing = ("stream", head)
     if missing is None or app.backend is None:
         return
     kind, name = missing
-    if err.detail not in (None, name):  # a closer name suggested already
+    # a close name here was suggested (did you mean): the exact name elsewhere wins over it
+    # (a destructive verb must not steer to another object)
+    fuzzy = err.detail is not None and "did you mean" in err.detail
+    if err.detail not in (None, name) and not fuzzy:
         return
     holders = app.backend.holders(name, kind)
     if holders:
@@ -269,7 +273,10 @@ def _held_elsewhere(app: App, err: Any) -> None:
         verb = "holds" if len(holders) == 1 else "hold"
         said = (f"{where} {verb} a {_KIND_WORDS[kind]} {name}: give --cluster {holders[0]} "
                 "(before the command)")
-        err.detail = f"{err.detail}; {said}" if err.detail else said
+        base = err.detail
+        if fuzzy:  # the suggestion dropped: the name as the error gave it, when it did
+            base = name if (err.detail or "").startswith(f"{name};") else None
+        err.detail = f"{base}; {said}" if base else said
 
 
 def _load_command(name: str, module: str) -> Any:

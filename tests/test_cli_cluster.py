@@ -278,6 +278,15 @@ def test_a_stream_of_another_cluster_is_named_with_the_option_that_reaches_it(jl
                                               "description": "stream not found"}}
     r = jl("--cluster", "west", "stream", "rm", "ORDER", "-f")  # a close name: that hint
     assert r.stderr == "jetlink: error: stream not found (10059): ORDER; did you mean ORDERS?\n"
+    # ... unless the exact name is elsewhere: that wins (a destructive verb must not steer
+    # to another stream)
+    ok(jl("stream", "add", "RETURNS", "--subjects", "r.>", "--defaults"))
+    for args in (["stream", "info", "ORDERS"], ["stream", "rm", "ORDERS", "-f"],
+                 ["consumer", "add", "ORDERS", "c1", "--defaults"]):
+        r = jl(*args)
+        assert (r.exit_code, r.stderr) == (1, (
+            "jetlink: error: stream not found (10059): ORDERS; cluster east and cluster west "
+            "hold a stream ORDERS: give --cluster east (before the command)\n")), args
 
 
 def test_a_kafka_object_of_another_cluster_is_named_with_the_option_that_reaches_it(jl):
