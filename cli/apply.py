@@ -26,7 +26,9 @@ SIGN = {"create": "+", "update": "~", "delete": "-"}
 
 
 def _value(v: Any) -> str:
-    if isinstance(v, (dict, list)):
+    """A field's value in a plan line as the file writes it (TOML's and JSON's ``true``,
+    ``false``; lists and tables as compact JSON); ``unset`` for none."""
+    if isinstance(v, (dict, list, bool)):
         return json.dumps(v, separators=(",", ":"), sort_keys=True)
     return "unset" if v is None else str(v)
 

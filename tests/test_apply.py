@@ -1498,3 +1498,13 @@ def test_a_cluster_that_is_no_cluster_name_is_one_problem_never_one_to_create(
         assert res.exit_code == 3
         assert res.stdout.splitlines()[0].endswith(line), res.stdout
         assert res.stderr.splitlines()[-1] == "1 problem in 1 file", res.stderr
+
+
+def test_a_plan_line_writes_a_boolean_as_the_file_does(jl, tmp_path):
+    """``allow_rollup_hdrs: false -> true``: TOML's and JSON's words, not Python's."""
+    ok(jl("apply", write(tmp_path, 'version = 1\n[streams.A]\nsubjects = ["a.>"]\n', "a.toml"),
+          "-f"))
+    edited = write(tmp_path, 'version = 1\n[streams.A]\nsubjects = ["a.>"]\n'
+                             'allow_rollup_hdrs = true\n', "a.toml")
+    assert ok(jl("apply", edited, "--dry-run")).stdout.splitlines()[1:3] == [
+        "  ~ update stream A in cluster local", "      allow_rollup_hdrs: false -> true"]
