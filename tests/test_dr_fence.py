@@ -269,8 +269,9 @@ def test_a_rerun_of_the_failover_does_not_warn_again(returned):
 
 
 @pytest.mark.parametrize(("args", "status", "line"), [
-    (["dr", "check"], 2, "CRITICAL dr Crit:could not list mirrors: cluster eats not found: did "
-                         "you mean east?"),
+    # (a check that could not run: UNKNOWN, never a CRITICAL that pages as an outage)
+    (["dr", "check"], 3, "UNKNOWN dr could not list mirrors: cluster eats not found: did you "
+                         "mean east?"),
     (["dr", "failover", "--from", "west", "--dry-run"], 1,
      "jetlink: error: cluster eats not found: did you mean east?"),
     (["dr", "fence", "--from", "west", "-f"], 1,

@@ -195,14 +195,18 @@ class Readiness:
     # the clusters addressed (--cluster) that are marked down: with no mirror in them, the
     # region and the side swapped (a region that is out holds the origins)
     down: list[str] = field(default_factory=list)
+    # the failures are of what was asked for, not of a mirror's place: a data directory or
+    # cluster that does not exist (a typo in a check's command line) is no outage
+    unknown: bool = False
 
     @property
     def status(self) -> Status:
         """CRITICAL when the mirrors could not be listed (natscli's checks: a server that
-        cannot be reached is critical), else the worst mirror's; UNKNOWN when there was no
-        mirror to check."""
+        cannot be reached is critical), UNKNOWN when what was asked for does not exist (a
+        data directory, a cluster: the check could not run), else the worst mirror's;
+        UNKNOWN when there was no mirror to check."""
         if self.failures:
-            return Status.CRITICAL
+            return Status.UNKNOWN if self.unknown else Status.CRITICAL
         if not self.mirrors:
             return Status.UNKNOWN
         return max((m.status for m in self.mirrors), key=lambda s: _ORDER[s])
@@ -224,7 +228,10 @@ class Readiness:
         """The whole as one natscli Result: every mirror's messages as ``NAME: message``,
         its perf data as ``NAME.item``, then the counts."""
         out = Result(name=CHECK, check=CHECK)
-        out.criticals += self.failures
+        if self.unknown:  # the check could not run: said as its output, not as a state
+            out.output = "; ".join(self.failures)
+        else:
+            out.criticals += self.failures
         for m in self.mirrors:
             out.criticals += [f"{m.name}: {c}" for c in m.result.criticals]
             out.warnings += [f"{m.name}: {w}" for w in m.result.warnings]
@@ -1365,10 +1372,13 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
     except JetlinkError as err:
         # a server that does not answer (refused, silent, not NATS): a check that cannot
         # look is critical, as natscli's checks are ("could not load info")
+        from ..errors import NotFoundError
+
         return Readiness(mirrors, where=backend.label,
                          failures=[f"could not list mirrors: {reason(err)}"
                                    + (f": {err.detail}" if err.detail  # (the closest name)
-                                      and "did you mean" in err.detail else "")])
+                                      and "did you mean" in err.detail else "")],
+                         unknown=isinstance(err, NotFoundError))
     # A mirror whose own cluster is marked down is in a region that is out itself: a
     # failover there is refused (core/dr/fence.py sides_of), whatever its origin says.
     for m in mirrors:
