@@ -844,6 +844,25 @@ def test_parse_errors_do_not_stop_the_other_files(tmp_path):
     assert "UTF-8" in by_file["latin1.toml"].description
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ('version = 1\n[streams.A]\nsubjects = ["a.>"]\nmax_age = "1h"\nmax_age = "2h"\n',
+     'invalid TOML: key "max_age" given twice in [streams.A] (at line 5, column 15): a key '
+     'is set once per table'),
+    ('[streams.A]\nx.y = 1\nx.y = 2\n',
+     'invalid TOML: key "x.y" given twice in [streams.A] (at line 3, column 8): a key is set '
+     'once per table'),
+    ('version = 1\nversion = 1\n',
+     'invalid TOML: key "version" given twice (at line 2, column 12): a key is set once per '
+     'table'),
+    # tomllib's own words where they name what is twice already
+    ('[a]\nx = 1\n[a]\n', "invalid TOML: Cannot declare ('a',) twice (at line 3, column 3)"),
+])
+def test_a_toml_key_given_twice_is_named_with_its_table(tmp_path, text, said):
+    (tmp_path / "d.toml").write_text(text)
+    [problem] = validate_files([str(tmp_path / "d.toml")])
+    assert problem.description == said
+
+
 def test_format_sniffing_without_extension(tmp_path):
     (tmp_path / "a").write_text('{"name": "A", "subjects": ["a"]}')
     (tmp_path / "b").write_text('[streams.B]\nsubjects = ["a"]\n')

@@ -142,7 +142,8 @@ class Topology:
             try:
                 doc = tomllib.loads(text)
             except tomllib.TOMLDecodeError as exc:
-                self._problem(path, None, None, 0, f"invalid TOML: {exc}", fpos)
+                self._problem(path, None, None, 0, f"invalid TOML: {_toml_error(text, exc)}",
+                              fpos)
                 return
             except ValueError as exc:  # a number too long to convert (core/numbers.py)
                 self._problem(path, None, None, 0, f"invalid TOML: {reason(exc)}", fpos)
@@ -544,6 +545,29 @@ class Topology:
         """The topology as a document in the topology format (what ``jetlink export`` writes
         with tomli-w): durations as human strings, fields at their defaults left out."""
         return to_document(self)
+
+
+def _toml_error(text: str, exc: Exception) -> str:
+    """tomllib's error, with the key and the table named where it says only "Cannot
+    overwrite a value" (a key given twice in one table: the line it points at starts with
+    the key): ``key "max_age" given twice in [streams.A] (at line 5, column 15): a key is
+    set once per table``."""
+    said = str(exc)
+    m = re.fullmatch(r"Cannot overwrite a value \(at line (\d+), column (\d+)\)", said)
+    if m is None:
+        return said
+    lines = text.splitlines()
+    n = int(m.group(1))
+    if not 0 < n <= len(lines):
+        return said
+    key = lines[n - 1].split("=", 1)[0].strip()
+    if not key or key.startswith("["):
+        return said
+    table = next((ln.strip() for ln in reversed(lines[:n - 1])
+                  if ln.strip().startswith("[")), None)
+    where = f" in {table}" if table else ""
+    return (f"key {json.dumps(key)} given twice{where} (at line {n}, column {m.group(2)}): "
+            "a key is set once per table")
 
 
 class _DuplicateKey(ValueError):
