@@ -640,10 +640,11 @@ def add(
 
 
 @contextlib.contextmanager
-def _arguments_swapped(app: App, stream: str, name: str | None) -> Iterator[None]:
+def _arguments_swapped(app: App, stream: str, name: str | None,
+                       verb: str = "add") -> Iterator[None]:
     """The stream not found (10059) where the consumer's name is a stream: the arguments in
-    the other order, said with the command that has them right (the JSON stays the
-    server's)."""
+    the other order, said with the command (``consumer VERB``) that has them right (the
+    JSON stays the server's)."""
     from jetlink.core.errors import ApiError, JetlinkError
 
     try:
@@ -657,7 +658,7 @@ def _arguments_swapped(app: App, stream: str, name: str | None) -> Iterator[None
             swapped = False
         if swapped:
             err.detail = (f"{stream}; {name} is a stream: the stream comes first (jetlink "
-                          f"consumer add {name} {stream} ...)")
+                          f"consumer {verb} {name} {stream} ...)")
         raise
 
 
@@ -1250,7 +1251,8 @@ def info(
     natscli's sections (Configuration, State). With --json: the ConsumerInfo.
     """
     app = App.of(ctx)
-    doc = to_doc(open_jetstream(app).consumer_info(stream, name))
+    with _arguments_swapped(app, stream, name, ctx.info_name or "info"):
+        doc = to_doc(open_jetstream(app).consumer_info(stream, name))
     app.emit(doc, human=lambda a, d: render_info(a, d, state_only=state))
 
 
@@ -1590,6 +1592,8 @@ def next_(
     # keeps asking until it has --count. With --wait, asked again until its deadline (a
     # publish from another process, a redelivery after the ack wait).
     cap = [count]  # (lowered to the consumer's max_batch when a request asked for more)
+    with _arguments_swapped(app, stream, name, "next"):
+        js.consumer_info(stream, name)  # (not there: said before any fetch)
     while shown < count:
         got = [to_doc(m) for m in _fetch_explained(js, stream, name, count - shown, req, cap)]
         if not got:
@@ -1794,7 +1798,8 @@ def rm(
     app = App.of(ctx)
     js = open_jetstream(app)
     try:
-        js.consumer_info(stream, name)  # (not there: said before any question, as natscli)
+        with _arguments_swapped(app, stream, name, "rm"):
+            js.consumer_info(stream, name)  # (not there: said before any question, as natscli)
     except ApiError as err:
         if err.err_code != 10119:  # offline (its servers gone): the meta leader deletes it
             raise

@@ -912,3 +912,22 @@ def test_a_filter_flag_is_one_subject_as_natscli_takes_it(jl):
     assert build_config("C", {"filter": ["orders.a,b"]}, 0)["filter_subject"] == "orders.a,b"
     assert build_config("C", {"filter": [""]}, 0).get("filter_subject") is None
     assert _split(["orders.new, orders.paid"]) == ["orders.new", "orders.paid"]
+
+
+@pytest.mark.parametrize("verb", ["add", "info", "state", "next", "rm"])
+def test_the_stream_and_the_consumer_swapped_are_said_in_the_right_order(jl, verb):
+    """`consumer VERB CONSUMER STREAM`: the stream not found (10059), and since the other
+    argument is a stream, the command with the two in the right order; the JSON stays the
+    server's; nothing changed."""
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("consumer", "add", "O", "NEW", "--defaults"))
+    before = data_dir_bytes(jl.data)
+    extra = {"add": ["--defaults"], "rm": ["-f"]}.get(verb, [])
+    r = jl("consumer", verb, "NEW", "O", *extra)
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", (
+        f"jetlink: error: stream not found (10059): NEW; O is a stream: the stream comes "
+        f"first (jetlink consumer {verb} O NEW ...)\n"))
+    r = jl("consumer", verb, "NEW", "O", *extra, "-j")
+    assert json.loads(r.stdout) == {"error": {"code": 404, "err_code": 10059,
+                                              "description": "stream not found"}}
+    assert data_dir_bytes(jl.data) == before
