@@ -207,6 +207,19 @@ def test_a_misspelt_mirror_domain_is_created_with_a_warning_naming_the_cluster(j
         "accepts this, the stream waits for its origin\n")
 
 
+def test_an_origin_held_by_another_cluster_is_named_with_the_flag_that_reaches_it(jl):
+    """--mirror ORDERS with ORDERS only in west (a forgotten @west): the warning says which
+    cluster holds it and the flag's form that reaches it (the stream is created: exit 0)."""
+    west_orders(jl)
+    for flag, what in (("--mirror", "mirror origin"), ("--source", "source")):
+        res = jl("stream", "add", f"X{flag[2]}", flag, "ORDERS", "--defaults", "-j")
+        assert res.exit_code == 0
+        assert res.stderr == (
+            f'jetlink: warning: stream not found: {what} "ORDERS" does not exist in cluster '
+            f'"local" (cluster west holds a stream ORDERS: {flag} ORDERS@west): the server '
+            "accepts this, the stream waits for its origin\n")
+
+
 def test_a_misspelt_mirror_origin_is_created_with_a_warning_naming_the_stream_meant(jl):
     """A cluster that exists without the origin named: the warning says the closest stream
     there, as every misspelt name gets (the server accepts the stream: exit 0)."""

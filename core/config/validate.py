@@ -1089,9 +1089,13 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
             clusters.js(where, here=where == cluster).stream_info(src.name)
         except ApiError as err:
             if err.err_code == 10059:
+                # (a stream's flags: a KV aggregate's origins are named otherwise)
+                hint = (_held_elsewhere(clusters, where, cluster, src.name, what)
+                        if kind == "cluster" and src.external is None and describe is None
+                        else None) \
+                    or _closest_stream(clusters, where, cluster, src.name)
                 out.append(missing_origin_text(described, where, True, kind=kind,
-                                               name_hint=_closest_stream(clusters, where,
-                                                                         cluster, src.name)))
+                                               name_hint=hint))
         except JetlinkError as err:
             # no answer: the origin unknown; a domain no server answers for is said (a
             # misspelt --mirror-domain, or one not joined), as the data directory's
@@ -1102,6 +1106,31 @@ def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
                            "origin (a misspelt --mirror-domain, or a domain not joined "
                            "here?)")
     return out
+
+
+def _held_elsewhere(clusters: Any, where: str, cluster: str, name: str,
+                    what: str) -> str | None:
+    """``cluster west holds a stream ORDERS: --mirror ORDERS@west``: the other clusters of
+    the data directory that hold a stream of exactly that name (a forgotten @CLUSTER, or
+    --mirror-domain), before any close name here (None: none, or none could be read: a
+    hint only)."""
+    from ..errors import JetlinkError
+
+    holders = []
+    for other in clusters.names():
+        if other == where or clusters.is_down(other):
+            continue
+        try:
+            if name in clusters.js(other, here=other == cluster).stream_names():
+                holders.append(other)
+        except JetlinkError:
+            continue
+    if not holders:
+        return None
+    flag = "--mirror" if what == "mirror origin" else "--source"
+    places = " and ".join(f"cluster {c}" for c in holders)
+    return (f"{places} {'holds' if len(holders) == 1 else 'hold'} a stream {name}: "
+            f"{flag} {name}@{holders[0]}")
 
 
 def _closest_stream(clusters: Any, where: str, cluster: str, name: str) -> str | None:
