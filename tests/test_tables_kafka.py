@@ -491,8 +491,7 @@ def test_standard_authorizer_configured_super_users_refuses_a_bad_principal(acl_
     with pytest.raises(UsageError) as exc:
         acl_store.configure(super_users="bob;:alice")
     assert (exc.value.field, str(exc.value)) == (
-        "super_users", "principal 'bob' is not TYPE:NAME (e.g. User:alice, or User:* for every "
-                       "user)")
+        "super_users", "super user 'bob' is not TYPE:NAME (e.g. User:admin)")
     assert acl_store.settings().super_users == ()
 
 
