@@ -1972,7 +1972,21 @@ def view(
         common.check_subject_filter("--subject", subject)
     js = open_jetstream(app)
     js.stream_info(name)  # stream not found: the error before anything else
-    found = js.messages(name, start_seq=start, start_time_ns=start_time, subject=subject)
+    # closed when the view ends (a --count reached, a reader gone, Ctrl-C) while the
+    # connection is still open: a live server's consumer is deleted then, not left to its
+    # inactive threshold by a generator collected after the connection closed
+    with contextlib.closing(js.messages(name, start_seq=start, start_time_ns=start_time,
+                                        subject=subject)) as found:
+        _view(app, ctx, name, found, count=count, raw=raw, translate=translate, size=size,
+              page=page, show_all=show_all)
+
+
+def _view(app: App, ctx: typer.Context, name: str, found: Any, *, count: int | None,
+          raw: bool, translate: str | None, size: int | None, page: int,
+          show_all: bool) -> None:
+    """The messages ``found`` as stream view prints them (JSON, pages, --raw)."""
+    from jetlink.cli import translate as T  # (loaded by the command already)
+
     if app.json:
         msgs = []
         for msg in found:

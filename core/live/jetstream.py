@@ -1185,12 +1185,14 @@ class LiveTail:
         # (a second Ctrl-C while the first ends the watch must not leave the consumer on
         # the server for its inactive threshold)
         with no_interrupt():
-            self._sub.close()
-            if self._consumer:
-                try:
+            try:
+                self._sub.close()
+                if self._consumer:
                     self._js.api(f"CONSUMER.DELETE.{self._stream}.{self._consumer}")
-                except JetlinkError:
-                    pass  # gone already, or the server is: it expires on its own
+            except (JetlinkError, RuntimeError):
+                # gone already, or the server is (or the connection was closed first: its
+                # event loop with it): the consumer expires on its own
+                pass
 
 
 def _header_value(block: bytes, name: bytes) -> bytes:

@@ -854,3 +854,22 @@ def test_leader_report_and_balance(live_cluster):
     # balanced already: nothing moves
     assert ok(jl(url, "stream", "cluster", "balance", "--subject", "bal.>")).stdout == \
         "Balanced 0 streams.\n"
+
+
+def test_a_view_whose_reader_goes_away_deletes_its_consumer_silently(nats_fresh):
+    """`stream view S | head -1` on a live server: the view's ordered consumer is deleted
+    as the view ends (while the connection is open), nothing on stderr (no traceback of a
+    generator collected after the connection closed), and no consumer is left to its
+    inactive threshold."""
+    url = nats_fresh.url
+    ok(jl(url, "stream", "add", "V", "--subjects", "v.>", "--defaults"))
+    ok(jl(url, "pub", "v.x", "m", "--count", "20000"))
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-m", "jetlink.cli", "--server", url, "stream",
+                                 "view", "V"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stdout.readline().startswith(b"[1] Subject:")
+        proc.stdout.close()
+        assert proc.wait(timeout=WAIT_TIMEOUT) == 1
+        assert proc.stderr is not None and proc.stderr.read() == b""
+    c = nats_fresh.client()
+    assert c.api("CONSUMER.NAMES.V", {})["consumers"] in (None, [])
