@@ -344,13 +344,14 @@ def watch(
 
             output.notice(app, f"jetlink: dr watch: serving {server.url}/metrics and "
                                f"/healthz, a check every {interval}")
-            _report(app, first)
-            _loop(app, w, every, stop)
+            said = _Said()
+            _report(app, first, said)
+            _loop(app, w, every, stop, said)
         finally:
             server.close()
 
 
-def _loop(app: App, w: Any, every: float, stop: Any) -> None:
+def _loop(app: App, w: Any, every: float, stop: Any, said: _Said) -> None:
     """A check every ``every`` seconds (start to start; a check that takes longer is
     followed by the next at once) on a thread of its own until ``stop`` is set (a
     signal): the main thread only waits, so a stop is never held up by a slow check
@@ -366,7 +367,7 @@ def _loop(app: App, w: Any, every: float, stop: Any) -> None:
             due = time.monotonic() + every  # a fixed rate: the interval is check to check
             while not stop.wait(max(0.0, due - time.monotonic())):
                 due += every
-                _report(app, w.check())
+                _report(app, w.check(), said)
                 due = max(due, time.monotonic())  # a check longer than the interval: next now
         except Exception as err:  # noqa: BLE001 - handed to the main thread, reported there
             broke.append(err)
@@ -387,10 +388,26 @@ def _loop(app: App, w: Any, every: float, stop: Any) -> None:
         raise JetlinkError(f"dr watch stopped: {type(broke[0]).__name__}: {broke[0]}")
 
 
-def _report(app: App, done: Any) -> None:
-    """One check: its line (or JSON document) on stdout, each action taken on stderr."""
+class _Said:
+    """The check failure said last on stderr ("" while checks succeed)."""
+
+    def __init__(self) -> None:
+        self.failing = ""
+
+
+def _report(app: App, done: Any, said: _Said) -> None:
+    """One check: its line (or JSON document) on stdout, each action taken on stderr; a
+    check that failed said once on stderr (again when its reason changes: the connection
+    lost, then refused while the server restarts), and once that checks succeed again, as
+    every follow loop says them (core/retry.py)."""
     from jetlink.cli import output
 
+    if done.failure and done.failure != said.failing:
+        output.notice(app, f"jetlink: warning: dr watch: {done.failure} (checking again at "
+                           "the next interval)")
+    elif not done.failure and said.failing:
+        output.notice(app, "jetlink: dr watch: the last check succeeded: watching again")
+    said.failing = done.failure
     for a in done.actions:
         output.notice(app, f"jetlink: dr watch: {a.message()}")
     doc = done.to_json()

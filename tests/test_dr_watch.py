@@ -408,10 +408,40 @@ def test_a_server_that_does_not_answer_is_unhealthy(tmp_path):
         assert samples(got, "jetlink_dr_overall_status_code") == {(): 2}
         assert samples(got, "jetlink_dr_check_failures")[()] >= 1
         assert samples(got, "jetlink_dr_status_code") == {}
+        wait_until(lambda: len(w.stdout().splitlines()) >= 3,
+                   message=lambda: f"three checks ({w.seen()})")
         assert w.stop(signal.SIGTERM) == 0
         assert " CRITICAL: could not list mirrors: " in w.stdout().splitlines()[0]
+        # the failure said once on stderr, not at every check
+        warned = [ln for ln in w.stderr().splitlines() if "warning" in ln]
+        assert len(warned) == 1 and warned[0].startswith(
+            "jetlink: warning: dr watch: could not list mirrors: "), w.stderr()
+        assert warned[0].endswith(" (checking again at the next interval)")
     finally:
         w.kill()
+
+
+def test_a_failure_and_the_recovery_are_each_said_once_on_stderr(capsys):
+    """As every follow loop (core/retry.py): a failed check once, again when its reason
+    changes, and once that checks succeed again."""
+    from types import SimpleNamespace
+
+    from jetlink.cli.app import App
+    from jetlink.cli.dr import _report, _Said
+
+    said = _Said()
+    app = App()
+    for failure in ("lost the connection", "lost the connection", "refused", "", "", "x"):
+        _report(app, SimpleNamespace(failure=failure, actions=[], to_json=lambda f=failure: {
+            "time": "T", "status": "CRITICAL" if f else "OK", "failure": f,
+            "counts": {"OK": 0, "WARNING": 0, "CRITICAL": 0}, "objects": [],
+            "worst_recovery_point": {"messages": None}}), said)
+    assert capsys.readouterr().err.splitlines() == [
+        "jetlink: warning: dr watch: lost the connection (checking again at the next "
+        "interval)",
+        "jetlink: warning: dr watch: refused (checking again at the next interval)",
+        "jetlink: dr watch: the last check succeeded: watching again",
+        "jetlink: warning: dr watch: x (checking again at the next interval)"]
 
 
 @pytest.mark.parametrize(("listen", "message"), [
