@@ -36,6 +36,8 @@ __all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope
 T = TypeVar("T")
 # Slack on top of a request's own timeout before the calling thread gives up on the loop.
 _GRACE = 5.0
+# how often a wait for the loop looks whether the connection closed under it (seconds)
+_LOST_POLL = 0.2
 
 
 @dataclass
@@ -366,7 +368,8 @@ class LiveConnection:
         become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged)."""
         fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
-            return fut.result(timeout if timeout is not None else self.timeout + _GRACE)
+            got: T = self._result(fut, timeout if timeout is not None else self.timeout + _GRACE)
+            return got
         except JetlinkError:
             raise
         except KeyboardInterrupt:
@@ -375,6 +378,32 @@ class LiveConnection:
         except Exception as exc:  # noqa: BLE001 - every failure is one line for the user
             fut.cancel()
             raise self._describe(exc, doing) from None
+
+    def _result(self, fut: Any, limit: float | None) -> Any:
+        """``fut``'s result within ``limit`` seconds (None: no limit), looked at every
+        :data:`_LOST_POLL` seconds: a connection that closed meanwhile (the server gone:
+        nats-py closes it, never reconnecting, and leaves a request waiting for an answer
+        that cannot come) ends the wait then, as a lost connection, not at the limit."""
+        import time
+
+        deadline = None if limit is None else time.monotonic() + limit
+        while True:
+            step = _LOST_POLL if deadline is None else \
+                max(0.0, min(_LOST_POLL, deadline - time.monotonic()))
+            try:
+                return fut.result(step)
+            except TimeoutError:
+                if fut.done():
+                    return fut.result()
+                if self.nc is not None and self.nc.is_closed:
+                    try:  # a moment for the coroutine's own error (it says more)
+                        return fut.result(_LOST_POLL)
+                    except TimeoutError:
+                        import nats.errors as ne
+
+                        raise ne.ConnectionClosedError from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
 
     def _describe(self, exc: BaseException, doing: str) -> LiveError:
         # nats-py reports the cause of a failed connect through error_cb and raises a

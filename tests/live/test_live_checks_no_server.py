@@ -183,3 +183,45 @@ def test_dr_check_of_a_server_whose_jetstream_never_answers_asks_once(cli):
         assert [r for r in deaf.requests if r.startswith("$JS.")] == ["$JS.API.INFO"]
     finally:
         deaf.close()
+
+
+class _HangUpNats(_DeafNats):
+    """The handshake, then the connection closed on the first request: a server gone while
+    a command waits for its answer."""
+
+    def _talk(self, conn: socket.socket) -> None:
+        conn.sendall(b'INFO {"server_id":"gone","version":"2.15.1","proto":1,"headers":true,'
+                     b'"max_payload":1048576}\r\n')
+        buf = b""
+        try:
+            while not self.stop.is_set():
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+                while b"\r\n" in buf:
+                    line, buf = buf.split(b"\r\n", 1)
+                    if line.startswith(b"PING"):
+                        conn.sendall(b"PONG\r\n")
+                    elif line.startswith((b"PUB ", b"HPUB ")):
+                        self.requests.append(line.split()[1].decode())
+                        conn.shutdown(socket.SHUT_RDWR)
+                        conn.close()
+                        return
+        except OSError:
+            return
+
+
+def test_a_connection_lost_while_waiting_for_an_answer_is_said_so_not_a_timeout(cli):
+    """The server closes the connection while the command waits for a reply: the error is
+    the lost connection, said when it happens (a --timeout of 60s is not waited out, or the
+    error would be that time-out's), one line, exit 1."""
+    gone = _HangUpNats()
+    url = f"nats://127.0.0.1:{gone.port}"
+    try:
+        res = cli("--server", url, "--timeout", "60s", "stream", "ls")
+        assert (res.exit_code, res.stdout, res.stderr) == (
+            1, "", f"jetlink: error: STREAM.LIST: lost the connection to {url}\n")
+        assert gone.requests == ["$JS.API.STREAM.LIST"]
+    finally:
+        gone.close()
