@@ -333,6 +333,9 @@ def describe(exc: BaseException, target: ServerTarget, doing: str = "") -> LiveE
         reason = exc.strerror or str(exc) or type(exc).__name__
         return passing(LiveError(f"{what}could not connect to {where}: {reason}"))
     text = str(exc) or type(exc).__name__
+    if "expecting INFO" in text:  # nats-py's words for a first line that is not INFO
+        return LiveError(f"{what}{where} does not speak NATS: its first line was no INFO "
+                         "message (is that a NATS server's client port?)")
     return LiveError(f"{what}{where}: {text}")
 
 

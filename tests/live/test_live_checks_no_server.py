@@ -58,7 +58,8 @@ class _Listener:
 CASES = {
     "refused": "could not connect to {url}: connection refused",
     "silent": "timed out after 1s waiting for {url}",
-    "not-nats": "{url}: ",
+    "not-nats": "{url} does not speak NATS: its first line was no INFO message (is that a "
+                "NATS server's client port?)",
 }
 
 
