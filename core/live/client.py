@@ -437,7 +437,7 @@ class LiveConnection:
 
         kw: dict[str, Any] = {
             "servers": list(t.servers),
-            "connect_timeout": max(1, int(round(t.timeout))),
+            "connect_timeout": float(t.timeout),  # (--timeout as given: 100ms is 100ms)
             "allow_reconnect": False,
             # nats-py reads 0 as "for ever": 1 means two quick tries of each URL, then
             # NoServersError (reconnect_time_wait is the pause between the two).
