@@ -346,6 +346,7 @@ class LiveConnection:
         self.target = target
         self.timeout = float(target.timeout)
         self._errors: list[BaseException] = []
+        self._answered: set[str] = set()  # the API prefixes that answered a request
         self._loop = asyncio.new_event_loop()
         # nats-py's background tasks (the read loop, the flusher) may end with an error
         # nobody awaits when the server goes away mid-command; asyncio would print it with
@@ -499,12 +500,19 @@ class LiveConnection:
         ``error`` as an ApiError."""
         import nats.errors as ne
 
-        subject = f"{prefix or self.target.api_prefix}.{verb}"
+        api = prefix or self.target.api_prefix
+        subject = f"{api}.{verb}"
         payload = b"" if doc is None else json.dumps(doc, separators=(",", ":")).encode()
         try:
             msg = self.request(subject, payload, timeout=timeout, doing=verb_doing(verb))
         except LiveError as err:
             if "no responders" in err.description:
+                if api in self._answered:  # it answered this command before: gone since
+                    raise passing(LiveError(
+                        f"{verb_doing(verb)}: JetStream API {api} stopped answering on "
+                        f"{self.target.shown_url} (it answered earlier: its server gone, or "
+                        "its leafnode connection; run the command again once it answers)",
+                        field="js_domain")) from None
                 raise self.no_jetstream(prefix) from None
             if " timed out after " in err.description and not err.detail:
                 # a clustered JetStream answers its API through its meta leader: while too
@@ -513,6 +521,7 @@ class LiveConnection:
                               "too few of its servers are up or one is being elected")
             raise
         del ne
+        self._answered.add(api)
         return parse_api(msg.data)
 
     def no_jetstream(self, prefix: str | None = None) -> LiveError:
