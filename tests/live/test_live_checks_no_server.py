@@ -226,3 +226,67 @@ def test_a_connection_lost_while_waiting_for_an_answer_is_said_so_not_a_timeout(
         assert gone.requests == ["$JS.API.STREAM.LIST"]
     finally:
         gone.close()
+
+
+class _AnswersOnce(_DeafNats):
+    """The handshake; the first request answered (an empty JSON document), every later one
+    with no responders (a 503 status, as a server whose JetStream went away says it)."""
+
+    def _talk(self, conn: socket.socket) -> None:
+        conn.sendall(b'INFO {"server_id":"once","version":"2.15.1","proto":1,"headers":true,'
+                     b'"max_payload":1048576}\r\n')
+        buf, sids = b"", {}
+        try:
+            while not self.stop.is_set():
+                data = conn.recv(65536)
+                if not data:
+                    return
+                buf += data
+                while b"\r\n" in buf:
+                    line, rest = buf.split(b"\r\n", 1)
+                    parts = line.split()
+                    if line.startswith(b"PING"):
+                        conn.sendall(b"PONG\r\n")
+                    elif line.startswith(b"SUB "):
+                        sids[parts[1]] = parts[-1]
+                    elif line.startswith((b"PUB ", b"HPUB ")):
+                        size = int(parts[-1]) + 2
+                        if len(rest) < size:
+                            break
+                        rest = rest[size:]
+                        self.requests.append(parts[1].decode())
+                        reply = parts[2]
+                        sid = next(v for k, v in sids.items() if reply.startswith(k.rstrip(b"*")))
+                        if len(self.requests) == 1:
+                            conn.sendall(b"MSG %s %s 2\r\n{}\r\n" % (reply, sid))
+                        else:
+                            hdr = b"NATS/1.0 503\r\n\r\n"
+                            conn.sendall(b"HMSG %s %s %d %d\r\n%s\r\n" % (
+                                reply, sid, len(hdr), len(hdr), hdr))
+                    buf = rest
+        except OSError:
+            return
+
+
+def test_an_api_that_answered_and_has_no_responders_now_stopped_answering():
+    """A JetStream API that answered a request of this connection and then has no responders
+    (its domain's server gone, its leafnode down): said as stopped, not as a domain that may
+    not be joined (which it was)."""
+    from jetlink.core.errors import LiveError
+    from jetlink.core.live.client import LiveConnection
+    from jetlink.core.live.target import ServerTarget
+
+    once = _AnswersOnce()
+    url = f"nats://127.0.0.1:{once.port}"
+    try:
+        with LiveConnection(ServerTarget((url,), timeout=5)) as conn:
+            assert conn.api("INFO", prefix="$JS.west.API") == {}
+            with pytest.raises(LiveError) as err:
+                conn.api("STREAM.NAMES", prefix="$JS.west.API")
+        assert str(err.value) == (
+            f"STREAM.NAMES: JetStream API $JS.west.API stopped answering on {url} (it answered "
+            "earlier: its server gone, or its leafnode connection; run the command again once "
+            "it answers)")
+        assert err.value.transient
+    finally:
+        once.close()
