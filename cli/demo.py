@@ -454,7 +454,7 @@ def demo(
     ] = False,
     messages: Annotated[
         int,
-        typer.Option("--messages", metavar="N", min=1000,
+        typer.Option("--messages", metavar="N", min=1000, max=1_000_000_000,  # (pub's most)
                      help="Payments in the LEDGER history the Spark job seeds from (not "
                           "with --live)."),
     ] = 100_000,
@@ -504,15 +504,23 @@ def demo(
         from jetlink.cli.common import need_spark_extra
 
         need_spark_extra("jetlink demo (its Spark seed and stream export)")
+    made = False
     if data_dir is not None:
         data_dir = data_dir.expanduser()
         if data_dir.exists() and (not data_dir.is_dir() or any(data_dir.iterdir())):
             app.fail(UsageError(f"--data-dir {data_dir}: the drill needs an absent or empty "
                                 "directory"))
+        made = not data_dir.exists()
+        try:  # (before the work directory: a path that cannot be made leaves nothing)
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            app.fail(JetlinkError(f"--data-dir {data_dir}: cannot create it: "
+                                  f"{exc.strerror or exc}", field="data_dir"))
     work = Path(tempfile.mkdtemp(prefix="jetlink-demo-"))
     target = data_dir if data_dir is not None else work / "data"
-    made = not target.exists()
-    target.mkdir(parents=True, exist_ok=True)
+    if data_dir is None:
+        made = True
+        target.mkdir()
     terminal = app.out.is_terminal
     width = max(100, min(160, app.out.width)) if terminal else 120
     console = None if app.json else (app.out if terminal else make_console(sys.stdout,

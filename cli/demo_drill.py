@@ -110,6 +110,8 @@ class Drill:
                 code = 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
+        if code == 130:  # the command was interrupted (Ctrl-C): so is the drill
+            raise KeyboardInterrupt
         return Ran(code, out.getvalue(), err.getvalue(), time.perf_counter() - started)
 
     def run(self, *args: str, expect: int = 0, show: bool = True, head: int = OUTPUT_LINES,

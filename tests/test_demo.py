@@ -273,6 +273,39 @@ def test_a_step_that_goes_wrong_stops_the_drill(env, monkeypatch):
     assert not target.exists()
 
 
+def test_a_step_interrupted_stops_the_drill_as_interrupted(env, monkeypatch):
+    """Ctrl-C lands in a step's command (it exits 130): the drill is interrupted too, exit
+    130 (not "the drill stopped", 1), and nothing of it is left."""
+    import jetlink.cli.main as main_mod
+
+    def scenario(d, examples, messages):
+        d.step(1, "Two regions, one topology file", "...")
+        d.run("validate", str(examples / demo_mod.TOPOLOGY))
+
+    def interrupted(argv):
+        raise SystemExit(130)
+
+    monkeypatch.setattr(demo_mod, "scenario", scenario)
+    monkeypatch.setattr(main_mod, "run", interrupted)
+    target = env / "d"
+    result = invoke("demo", "--data-dir", str(target))
+    assert result.exit_code == 130
+    assert "the drill stopped" not in result.stderr
+    assert not target.exists() and not list(env.glob("jetlink-demo-*"))
+
+
+def test_a_data_dir_that_cannot_be_made_is_one_line(env, tmp_path):
+    """--data-dir under a file: one line naming it and why, no traceback, nothing left."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    result = invoke("demo", "--data-dir", str(afile / "sub"))
+    assert (result.exit_code, result.stderr) == (1, (
+        f"jetlink: error: --data-dir {afile / 'sub'}: cannot create it: Not a directory\n"))
+    assert not list(env.glob("jetlink-demo-*"))
+    result = invoke("demo", "--messages", "99999999999999999999999")  # pub's most: 1e9
+    assert result.exit_code == 2 and "1000<=x<=1000000000" in result.stderr
+
+
 def test_the_commands_do_not_see_the_callers_jetlink_variables(env, monkeypatch, tmp_path):
     """A selected context, cluster or REST URL of the caller must not redirect the drill."""
     monkeypatch.setenv("JETLINK_CLUSTER", "elsewhere")
