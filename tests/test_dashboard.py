@@ -888,8 +888,9 @@ def test_command_refuses_a_refresh_under_a_second(jl):
     result = jl("dashboard", "--refresh", "500ms")
     assert result.exit_code == 2
     assert "at most once a second" in result.stderr
-    # --json prints one snapshot: nothing refreshes, so no refresh rule applies
-    assert jl("dashboard", "--refresh", "500ms", "--json").exit_code == 0
+    # --json prints one snapshot, but a value the option never takes is refused all the same
+    assert jl("dashboard", "--refresh", "500ms", "--json").exit_code == 2
+    assert jl("dashboard", "--refresh", "1s", "--json").exit_code == 0
 
 
 @pytest.mark.parametrize(("feed", "code", "said"), [
@@ -897,6 +898,8 @@ def test_command_refuses_a_refresh_under_a_second(jl):
                 "spaces or tabs, '>' only as the last token"),
     ("a.b@locl", 1, "cluster locl not found: did you mean local?"),
     ("a.b@", 2, "invalid cluster name '': use 1 to 64 letters, digits, '_' or '-'"),
+    ("", 2, "--feed: subject '' is not valid: tokens separated by '.', none empty, no spaces "
+            "or tabs, '>' only as the last token"),
 ])
 def test_command_refuses_a_feed_it_could_not_follow(jl, feed, code, said):
     """--feed's subject and cluster are checked before the UI starts, as jetlink sub checks

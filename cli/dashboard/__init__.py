@@ -63,7 +63,7 @@ def dashboard(
 
     app = App.of(ctx)
     interval = parse_duration_flag(refresh, flag="--refresh", wait=True) / 1e9
-    if interval < 1 and not app.json:  # (--json prints one snapshot: nothing refreshes)
+    if interval < 1:  # (with --json too: a value the option never takes is refused)
         raise common.usage(f"--refresh {refresh}: the dashboard refreshes at most once a "
                            "second (give 1s or more)")
     scope = app.cluster if common.given(ctx.find_root(), "cluster") else None
@@ -80,7 +80,7 @@ def dashboard(
         snap = source.load(data, clock, clusters=None if scope is None else (scope,))
         app.emit(snap.to_json())
         return
-    if feed:
+    if feed is not None:  # ('' too: no subject is no valid one)
         source.check_feed(feed, app.cluster, clock)
     from jetlink.cli import output
 
