@@ -846,6 +846,30 @@ def test_command_refuses_what_would_show_nothing_asked_for(jl, demo, tmp_path):
     assert not missing.exists()
 
 
+def test_a_damaged_cluster_holding_the_only_mirrors_is_said_not_an_empty_table(tmp_path):
+    """The mirrors' cluster damaged, no mirror readable anywhere: the readiness checks still
+    run, so what they could not read is a problem (the status line), not empty tables
+    alone."""
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    clock = ManualClock(1_767_225_600_000_000_000)
+    path = tmp_path / "d"
+    dd = DataDir(path)
+    dd.add_cluster("west", "nats")
+    dd.add_cluster("east", "nats")
+    JetStream(dd.open("west"), clock).add_stream({"name": "ORDERS", "subjects": ["o.>"]})
+    JetStream(dd.open("east"), clock).add_stream(
+        {"name": "ORDERS_EAST", "mirror": {"name": "ORDERS",
+                                           "external": {"api": "$JS.west.API"}}})
+    dd.close()
+    (path / "east.db").write_bytes(b"x\n")
+    doc = load(path, clock).to_json()
+    [problem] = doc["problems"]
+    assert problem.startswith("failover readiness: could not read cluster east: "), problem
+
+
 def test_a_damaged_cluster_is_shown_damaged_with_its_document(demo):
     """As cluster ls lists it: the JSON entry has its name, path and error, kind / down /
     created null; the Clusters table says DAMAGED, the others are shown as they are."""

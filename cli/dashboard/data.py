@@ -620,7 +620,9 @@ def load(path: Path, clock: Clock, *, clusters: Container[str] | None = None) ->
                 row.error = str(_confirmed(dd, row.name, err))
     finally:
         dd.close()
-    if any(s.role == "mirror" or _promoted(s) for s in snap.streams) or snap.mirrors:
+    # (a cluster that cannot be read may hold mirrors: the checks say so, as dr check does)
+    if any(s.role == "mirror" or _promoted(s) for s in snap.streams) or snap.mirrors \
+            or any(r.error for r in snap.clusters):
         from jetlink.core.backend import open_backend
 
         with open_backend(None, path, "local", lambda: clock, create=False,
