@@ -674,7 +674,7 @@ def test_the_feed_box_gives_the_tab_keys_back_on_escape_and_enter(demo):
         assert app.active_tab == "clusters"
         await pilot.press("6")
         assert app.focused is box
-        await pilot.press("backspace", *"monitor.>", "enter", "2")
+        await pilot.press("backspace", *"monitor.>@west", "enter", "2")
         assert app.active_tab == "streams"
         await pilot.press("6")  # a feed runs: its log has the focus, the keys work
         assert app.focused is app.query_one("#feed-log")
@@ -1698,11 +1698,15 @@ def test_the_feed_refuses_a_cluster_the_data_directory_does_not_have(demo):
 
         await until(pilot, lambda: len(log.lines) >= 2, "the feed's refusal", saw=feed)
         wets = ([line.text for line in log.lines], status(app))
-        await pilot.press("6")
+        # no feed runs: the box has the focus again, and keys typed are the subject's (s, 2
+        # are no replication step, no tab switch)
         box = app.query_one("#feed-subject")
+        await until(pilot, lambda: app.focused is box, "the subject box focused again",
+                    saw=lambda: app.focused)
+        box.value = ""
+        await pilot.press("s", "2")
+        assert (box.value, app.active_tab) == ("s2", "feed")
         box.value = "monitor.>"
-        await pilot.press("6")
-        box.focus()
         await pilot.press("enter")
         await until(pilot, lambda: len(log.lines) >= 4, "the feed's second refusal", saw=feed)
         return wets, [line.text for line in log.lines][2:], status(app)

@@ -1153,6 +1153,11 @@ class Dashboard(App[None]):
 
         self._feed_line(Text(f"{PROG}: error: {text}", style="red"))
         self.message = f"Feed of {subject} stopped: {text}"
+        # no feed runs now: the subject box has the focus again (to correct the subject; a
+        # key typed then is the subject's, never an action)
+        self.feed_subject = ""
+        if self.active_tab == "feed":
+            self.query_one("#feed-subject", Input).focus()
         self._render_status()
 
     def _feed_line(self, text: Text) -> None:
