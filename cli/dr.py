@@ -565,6 +565,7 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     """``dr failover|failback --from``: core/dr/region.py's plan, shown, asked, run."""
     from jetlink.cli import output
     from jetlink.core.dr.region import plan_region
+    from jetlink.core.errors import JetlinkError
 
     app = App.of(ctx)
     clusters = [app.cluster] if common.given(ctx.find_root(), "cluster") else None
@@ -617,6 +618,14 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
             report = plan.carry_out(on_event)
     except KeyboardInterrupt:
         _interrupted(app, action, plan, len(todo))
+    except JetlinkError as err:  # (a server gone mid-run: the run stops where it is)
+        ended, _going, _unfenced = plan.stopped()
+        said = (f"the region {action} of {', '.join(plan.regions)} stopped with "
+                f"{len(ended)} of {len(todo)} object{'' if len(todo) == 1 else 's'} ended; "
+                "run the same command again once it answers (its journal keeps where it "
+                "stopped)")
+        err.detail = f"{err.detail}; {said}" if err.detail else said
+        raise
     # the run is journalled whole: an interrupt now would only cut its report short, and a
     # script must not read a finished run as an interrupted one (exit 130), up to the exit
     from jetlink.core.interrupts import ignored_from_now

@@ -125,6 +125,34 @@ def test_an_interrupted_region_run_says_what_it_ended_and_a_rerun_finishes(regio
         ("CONFIG", "done earlier"), ("ORDERS_EAST", "done"), ("PAY", "done")]
 
 
+def test_a_side_lost_mid_run_says_where_the_run_stopped_and_the_rerun_finishes(region,
+                                                                               monkeypatch):
+    """The side's store stops answering while the run writes its journal (a server gone):
+    the error, then where the run stopped and that the same command finishes it; it does."""
+    from jetlink.core.dr import region as R
+    from jetlink.core.errors import LiveError
+
+    real = R.Journal.mark
+    calls = []
+
+    def mark(self, obj, now):
+        calls.append(obj.key)
+        if len(calls) == 3:  # the second object's start
+            raise LiveError("publishing: lost the connection to nats://127.0.0.1:4222")
+        return real(self, obj, now)
+
+    monkeypatch.setattr(R.Journal, "mark", mark)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == 1, r.output
+    assert r.stderr.splitlines()[-1] == (
+        "jetlink: error: publishing: lost the connection to nats://127.0.0.1:4222: the region "
+        "failover of west stopped with 1 of 3 objects ended; run the same command again once "
+        "it answers (its journal keeps where it stopped)")
+    monkeypatch.setattr(R.Journal, "mark", real)
+    d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    assert d["complete"] is True
+
+
 def test_an_interrupt_after_every_object_before_the_fence_says_the_fence_is_left(region,
                                                                                  monkeypatch):
     """--fence: Ctrl-C once every object ended, while the old origins are being fenced:
