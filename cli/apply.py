@@ -156,14 +156,24 @@ def apply(
     if not app.json:  # the plan before the first change, each change said as it is made
         render_plan(app, plan_doc)
     if deletes or removing:
-        if deletes:
-            output.confirm(app, f"Really delete {len(deletes)} object(s) the file does not "
-                                "declare", force=force, action="prune")
-        if removing:  # as stream edit and kv edit: a destructive update asks, or needs -f
-            what = "; ".join(f"{c.label}: {c.removes}" for c in removing)
-            output.confirm(app, f"Really update {len(removing)} object(s) removing stored "
-                                f"messages ({what})", force=force,
-                           action=f"apply updates that remove stored messages ({what})")
+        from jetlink.core.errors import UsageError
+
+        try:
+            if deletes:
+                output.confirm(app, f"Really delete {len(deletes)} object(s) the file does "
+                                    "not declare", force=force, action="prune")
+            if removing:  # as stream edit and kv edit: a destructive update asks, or needs -f
+                what = "; ".join(f"{c.label}: {c.removes}" for c in removing)
+                output.confirm(app, f"Really update {len(removing)} object(s) removing stored "
+                                    f"messages ({what})", force=force,
+                               action=f"apply updates that remove stored messages ({what})")
+        except UsageError as err:
+            if not app.json:
+                raise
+            # (no terminal to ask on: the refusal, with the plan a human run printed above)
+            output.print_json({**err.to_dict(), "plan": plan_doc, "result": None,
+                               "dry_run": False})
+            raise typer.Exit(err.exit_code) from None
     report, said = _run(app, backend, plan)
     result = report.to_json()
 

@@ -436,6 +436,16 @@ def test_prune_asks_and_needs_force_without_a_terminal(jl, tmp_path):
     refused = jl("apply", path, "--prune")
     assert refused.exit_code == 2 and "pass -f/--force to prune" in refused.stderr
     assert "BACKUP" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
+    # with --json: the refusal, and the plan a run on a terminal would have shown first
+    before = data_dir_bytes(jl.data)
+    refused = jl("apply", path, "--prune", "-j")
+    got = json.loads(refused.stdout)
+    assert refused.exit_code == 2 and got["error"] == {
+        "description": "no terminal to confirm on: pass -f/--force to prune"}
+    assert [(c["action"], c["name"]) for c in got["plan"]["changes"]] == [
+        ("delete", "BACKUP")]
+    assert (got["result"], got["dry_run"]) == (None, False)
+    assert data_dir_bytes(jl.data) == before
     ok(jl("apply", path))  # without --prune: BACKUP stays
     assert "BACKUP" in doc(ok(jl("--cluster", "east", "stream", "ls", "-j")))
     done = doc(ok(jl("apply", path, "--prune", "-f", "-j")))
