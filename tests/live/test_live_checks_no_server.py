@@ -136,17 +136,19 @@ def test_every_server_check_is_critical(cli, dead, args, name, says):
 
 class _DeafNats(_Listener):
     """A listener that speaks NATS's handshake (INFO, PONG) and never answers a request:
-    a server whose JetStream is gone silent. ``requests``: the subjects published to it."""
+    a server whose JetStream is gone silent. ``requests``: the subjects published to it.
+    Subclasses answer a request in :meth:`_request`."""
 
     def __init__(self) -> None:
         self.requests: list[str] = []
+        self.sids: dict[bytes, bytes] = {}  # subscribed subject -> its sid
         super().__init__(b"")
 
     def _accepted(self, conn: socket.socket) -> None:
         threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
 
     def _talk(self, conn: socket.socket) -> None:
-        conn.sendall(b'INFO {"server_id":"deaf","version":"2.15.1","proto":1,"headers":true,'
+        conn.sendall(b'INFO {"server_id":"fake","version":"2.15.1","proto":1,"headers":true,'
                      b'"max_payload":1048576}\r\n')
         buf = b""
         try:
@@ -157,17 +159,29 @@ class _DeafNats(_Listener):
                 buf += data
                 while b"\r\n" in buf:
                     line, buf = buf.split(b"\r\n", 1)
+                    parts = line.split()
                     if line.startswith(b"PING"):
                         conn.sendall(b"PONG\r\n")
+                    elif line.startswith(b"SUB "):
+                        self.sids[parts[1]] = parts[-1]
                     elif line.startswith((b"PUB ", b"HPUB ")):
-                        parts = line.split()
                         self.requests.append(parts[1].decode())
                         size = int(parts[-1]) + 2
                         while len(buf) < size:
                             buf += conn.recv(65536)
                         buf = buf[size:]
+                        if not self._request(conn, parts):
+                            return
         except OSError:
             return
+
+    def _request(self, conn: socket.socket, parts: list[bytes]) -> bool:
+        """A request published (``parts``: its PUB line's words); False ends the connection
+        (closed by then). Here: never answered."""
+        return True
+
+    def _reply_sid(self, reply: bytes) -> bytes:
+        return next(v for k, v in self.sids.items() if reply.startswith(k.rstrip(b"*")))
 
 
 def test_dr_check_of_a_server_whose_jetstream_never_answers_asks_once(cli):
@@ -190,27 +204,10 @@ class _HangUpNats(_DeafNats):
     """The handshake, then the connection closed on the first request: a server gone while
     a command waits for its answer."""
 
-    def _talk(self, conn: socket.socket) -> None:
-        conn.sendall(b'INFO {"server_id":"gone","version":"2.15.1","proto":1,"headers":true,'
-                     b'"max_payload":1048576}\r\n')
-        buf = b""
-        try:
-            while not self.stop.is_set():
-                data = conn.recv(65536)
-                if not data:
-                    return
-                buf += data
-                while b"\r\n" in buf:
-                    line, buf = buf.split(b"\r\n", 1)
-                    if line.startswith(b"PING"):
-                        conn.sendall(b"PONG\r\n")
-                    elif line.startswith((b"PUB ", b"HPUB ")):
-                        self.requests.append(line.split()[1].decode())
-                        conn.shutdown(socket.SHUT_RDWR)
-                        conn.close()
-                        return
-        except OSError:
-            return
+    def _request(self, conn: socket.socket, parts: list[bytes]) -> bool:
+        conn.shutdown(socket.SHUT_RDWR)
+        conn.close()
+        return False
 
 
 def test_a_connection_lost_while_waiting_for_an_answer_is_said_so_not_a_timeout(cli):
@@ -232,40 +229,15 @@ class _AnswersOnce(_DeafNats):
     """The handshake; the first request answered (an empty JSON document), every later one
     with no responders (a 503 status, as a server whose JetStream went away says it)."""
 
-    def _talk(self, conn: socket.socket) -> None:
-        conn.sendall(b'INFO {"server_id":"once","version":"2.15.1","proto":1,"headers":true,'
-                     b'"max_payload":1048576}\r\n')
-        buf, sids = b"", {}
-        try:
-            while not self.stop.is_set():
-                data = conn.recv(65536)
-                if not data:
-                    return
-                buf += data
-                while b"\r\n" in buf:
-                    line, rest = buf.split(b"\r\n", 1)
-                    parts = line.split()
-                    if line.startswith(b"PING"):
-                        conn.sendall(b"PONG\r\n")
-                    elif line.startswith(b"SUB "):
-                        sids[parts[1]] = parts[-1]
-                    elif line.startswith((b"PUB ", b"HPUB ")):
-                        size = int(parts[-1]) + 2
-                        if len(rest) < size:
-                            break
-                        rest = rest[size:]
-                        self.requests.append(parts[1].decode())
-                        reply = parts[2]
-                        sid = next(v for k, v in sids.items() if reply.startswith(k.rstrip(b"*")))
-                        if len(self.requests) == 1:
-                            conn.sendall(b"MSG %s %s 2\r\n{}\r\n" % (reply, sid))
-                        else:
-                            hdr = b"NATS/1.0 503\r\n\r\n"
-                            conn.sendall(b"HMSG %s %s %d %d\r\n%s\r\n" % (
-                                reply, sid, len(hdr), len(hdr), hdr))
-                    buf = rest
-        except OSError:
-            return
+    def _request(self, conn: socket.socket, parts: list[bytes]) -> bool:
+        reply = parts[2]
+        sid = self._reply_sid(reply)
+        if len(self.requests) == 1:
+            conn.sendall(b"MSG %s %s 2\r\n{}\r\n" % (reply, sid))
+        else:
+            hdr = b"NATS/1.0 503\r\n\r\n"
+            conn.sendall(b"HMSG %s %s %d %d\r\n%s\r\n" % (reply, sid, len(hdr), len(hdr), hdr))
+        return True
 
 
 def test_an_api_that_answered_and_has_no_responders_now_stopped_answering():
