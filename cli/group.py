@@ -256,10 +256,12 @@ def set_offsets(
     )
     # ConsumerGroupCommand's range check: a target outside the log is clamped to its end or
     # start, with a warning naming both
+    from jetlink.core.kafka.group_reset import shifted_offset
+
     for t, p, old, new in rows:
         target = to_offset if to_offset is not None else \
             plan[(t, p)] if plan is not None else \
-            old + shift_by if shift_by is not None and old is not None else None
+            shifted_offset(old, shift_by) if shift_by is not None and old is not None else None
         if target is not None and new != target:
             side = "higher than latest" if target > new else "lower than earliest"
             output.notice(app, f"New offset ({target}) is {side} offset for topic "

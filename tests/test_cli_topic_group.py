@@ -645,6 +645,11 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--shift-by", "12"))
     assert r.stderr == ("New offset (17) is higher than latest offset for topic partition "
                         "orders-0. Value will be set to 10\n")
+    # past the long range a Java long's addition wraps (resetByShiftBy), then is clamped
+    r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--shift-by",
+              "9223372036854775807", "--dry-run"))
+    assert r.stderr == ("New offset (-9223372036854775799) is lower than earliest offset for "
+                        "topic partition orders-0. Value will be set to 0\n")
     assert reset("--to-current") == [10]
     assert doc(jl("group", "set-offsets", "fresh", "--topic", "orders", "--to-current",
                   "--dry-run", "-j"))[0]["new_offset"] == 10

@@ -298,8 +298,8 @@ def test_a_mirror_whose_own_cluster_is_down_is_critical(world):
     says so, however well the origin answers."""
     ok(east(world, "positions", "sync"))
     ok(world("cluster", "down", "east"))
-    crit = ("Crit:BACKUP@east: Cluster east is down: a failover there would be refused "
-            "(jetlink cluster up east once it answers)")
+    crit = ("Crit:BACKUP@east: Cluster east is down: a region failover there (dr failover) "
+            "would be refused (jetlink cluster up east once it answers)")
     assert nagios(east(world, "dr", "check"), 2).startswith(f"CRITICAL dr {crit} OK:")
     assert nagios(world("dr", "check"), 2).startswith(f"CRITICAL dr {crit} OK:")
     ok(world("cluster", "up", "east"))

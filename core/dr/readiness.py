@@ -1383,8 +1383,9 @@ def check_readiness(backend: Backend, names: Sequence[str] = (), *,
     # failover there is refused (core/dr/fence.py sides_of), whatever its origin says.
     for m in mirrors:
         if m.cluster in down:
-            m.result.critical(f"Cluster {m.cluster} is down: a failover there would be "
-                              f"refused (jetlink cluster up {m.cluster} once it answers)")
+            m.result.critical(f"Cluster {m.cluster} is down: a region failover there (dr "
+                              f"failover) would be refused (jetlink cluster up {m.cluster} "
+                              "once it answers)")
     # A cluster that cannot be read hides its mirrors: a check that cannot look is critical
     # (natscli's "could not load info"), named with what `cluster check` says of it; a
     # check of named mirrors all found elsewhere is not about it.

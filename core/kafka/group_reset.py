@@ -38,6 +38,13 @@ Scope = Sequence[tuple[str, int | None]] | None
 Row = tuple[str, int, int | None, int]
 
 
+
+def shifted_offset(committed: int, shift_by: int) -> int:
+    """``--shift-by``'s target: a Java long's addition (ConsumerGroupCommand's
+    resetByShiftBy), which wraps past the long range; the range check then clamps it to the
+    log's start or end as any other target."""
+    return (committed + shift_by + (1 << 63)) % (1 << 64) - (1 << 63)
+
 def parse_topic_scope(text: str) -> list[tuple[str, int | None]]:
     """A ``--topic`` value as the tool reads it (``parseTopicPartitionsToReset``): ``T``
     (every partition) or ``T:P[,P...]`` (those partitions); JetlinkError in the tool's
@@ -174,7 +181,7 @@ def set_offsets(kafka: TopicStore, group: str, scope: Scope, *,
                     raise KafkaError(
                         "INVALID_REQUEST", f"Cannot shift offset for partition {topic}-{p} "
                         "since there is no current committed offset", field="shift_by")
-                target = committed + shift_by
+                target = shifted_offset(committed, shift_by)
             elif to_time_ms is not None:
                 target = first_at_or_after(conn, rowid, p, to_time_ms, end)
             else:
