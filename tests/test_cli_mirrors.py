@@ -224,6 +224,11 @@ def test_a_misspelt_mirror_topic_is_not_mirrored_with_a_suggestion_and_nothing_e
                           "clamps": []}]
     both = east(jl, "mirrors", "pause", "ordrs", "orders", "--link", "L")
     assert "Topic 'ordrs' is not mirrored; did you mean orders?\n" in both.stderr
+    # describe too (no topic of that name at all: Kafka's error, then the suggestion)
+    out = east(jl, "mirrors", "describe", "ordrs", "--link", "L")
+    assert (out.exit_code, out.stderr) == (1, (
+        "jetlink: error: This server does not host this topic-partition: there is no topic "
+        "'ordrs'. (UNKNOWN_TOPIC_OR_PARTITION 3): did you mean orders?\n"))
 
 
 def test_describe_of_a_topic_that_does_not_exist_is_unknown_topic(jl, world):

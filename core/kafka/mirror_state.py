@@ -169,14 +169,21 @@ class MirrorState:
         self.refresh(link, topic)
         rows = self._rows(link, topic)
         if not rows:
+            from ..errors import did_you_mean
+
             with self.kafka._schema.read() as conn:  # (empty tables where never made)
                 known = conn.execute("SELECT 1 FROM topics WHERE name = ?",
                                      (topic,)).fetchone() is not None
+            # the closest mirror topic (of the link), for people: as promote and the others
+            hint = did_you_mean(topic, [r[0] for r in self._rows(link)])
             if not known:
                 # no topic of that name at all: Kafka's UnknownTopicOrPartitionException
-                raise unknown_mirror_topic(topic)
-            raise KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
-                             + (f" by link '{link}'" if link else ""), field="topic")
+                err = unknown_mirror_topic(topic)
+            else:
+                err = KafkaError("INVALID_REQUEST", not_mirrored_message(topic)
+                                 + (f" by link '{link}'" if link else ""), field="topic")
+            err.detail = hint
+            raise err
         return self._info(rows[0])
 
     def list(self, link: str | None = None, status: str | None = None,
