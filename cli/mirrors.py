@@ -309,6 +309,8 @@ def _alter(ctx: typer.Context, how: str, topics: list[str] | None, link: str,
             else:
                 output.line(a, f"Request for {_verb(how)} topic {r.mirror_topic_name}'s mirror "
                                "was successfully completed.")
+            if r.ok and r.hint:  # (a resumed mirror whose link is paused: still PAUSED)
+                output.notice(a, f"jetlink: warning: topic {r.mirror_topic_name}: {r.hint}")
             _render_clamps(a, r.clamps, dry_run)
 
     app.emit(docs, human=human)

@@ -438,3 +438,22 @@ def test_a_config_without_its_value_is_a_usage_error(jl, world, args):
     assert res.stderr.splitlines()[-1] == ("jetlink: error: --config 'retention.ms': expected "
                                            "KEY=VALUE")
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_mirror_resumed_while_its_link_is_paused_says_the_link_is(jl, world):
+    """The whole link paused (cluster.link.paused): a mirror's own resume succeeds (Confluent's
+    result) but it stays PAUSED, which is said with the way to resume the link; promote's
+    refusal points at the link, not at the mirror's resume that did nothing."""
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(east(jl, "links", "alter", "L", "--config", "cluster.link.paused=true"))
+    ok(jl("--cluster", "west", "topic", "produce", "orders", "new", "--partition", "0"))
+    r = ok(east(jl, "mirrors", "resume", "orders", "--link", "L"))
+    assert r.stderr == ("jetlink: warning: topic orders: link L is paused "
+                        "(cluster.link.paused=true): its mirrors stay PAUSED until it is "
+                        "resumed: jetlink links alter L --config cluster.link.paused=false\n")
+    assert json.loads(east(jl, "mirrors", "resume", "orders", "--link", "L", "-j").stdout)[
+        "data"][0]["error_code"] is None
+    out = east(jl, "mirrors", "promote", "orders", "--link", "L")
+    assert out.exit_code == 1
+    assert "its link is paused: resume it (jetlink links alter L --config " \
+           "cluster.link.paused=false) and let it catch up, or use failover" in out.stderr

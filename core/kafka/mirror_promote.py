@@ -134,12 +134,23 @@ def _set_paused(m: MirrorState, topics: Sequence[str], link: str, paused: bool, 
             with m._schema.write() as conn:
                 conn.execute("UPDATE mirrors SET paused = ? WHERE topic = ?",
                              (int(paused), name))
+        if row is not None and res.ok and not paused:
+            res.hint = _link_paused(m, link)
         out.append(res)
     if not dry_run:
         m.refresh(link)
     for res in mirrors:
         res.mirror_lags = m.describe(res.mirror_topic_name, link).mirror_lags
     return out
+
+
+def _link_paused(m: MirrorState, link: str) -> str | None:
+    """For people: the mirror stays PAUSED while its whole link is paused, whatever its own
+    resume; how to resume the link (None: the link is not paused)."""
+    if not m.links.get(link, with_topics=False).paused:
+        return None
+    return (f"link {link} is paused (cluster.link.paused=true): its mirrors stay PAUSED until "
+            f"it is resumed: jetlink links alter {link} --config cluster.link.paused=false")
 
 
 def promote(m: MirrorState, topics: Sequence[str], link: str, *, dry_run: bool = False
@@ -206,7 +217,10 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
     if lagging:
         parts = ", ".join(f"partition {p.partition}: {p.lag}" for p in lagging)
         # a paused mirror copies nothing: waiting never catches it up
-        wait = (f"it is paused: resume it (jetlink mirrors resume {name} --link {li.name}) "
+        wait = ("its link is paused: resume it (jetlink links alter "
+                f"{li.name} --config cluster.link.paused=false) and let it catch up"
+                if info.mirror_status == PAUSED and li.paused else
+                f"it is paused: resume it (jetlink mirrors resume {name} --link {li.name}) "
                 "and let it catch up" if info.mirror_status == PAUSED
                 else "wait for it to catch up")
         return (f"Topic '{name}' can not be promoted: it has mirroring lag ({parts}); "
