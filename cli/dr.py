@@ -145,10 +145,7 @@ def check(
                                 topology=_topology(topology), clusters=clusters,
                                 clock=common.make_clock())
     body = printed(readiness.render(chosen.value, namespace), chosen.value)
-    if outfile is None:
-        output.write_stdout(body)
-    else:
-        write_outfile(outfile, body)
+    write_outfile(outfile, body)
     code = 0 if chosen is Format.prometheus else readiness.exit_code
     if code:
         raise typer.Exit(code)
@@ -209,7 +206,6 @@ def _failover_not_fenced(app: App, report: Any) -> None:
     """``dr failover --fence``'s old origins left taking writes: one that does not answer (the
     outage itself: fenced when it answers, as the report says) a warning; one whose fence
     failed or was refused as ``dr fence`` says it, exit status 1."""
-    from jetlink.cli import output
     from jetlink.core.dr.fence import UNREACHABLE
 
     silent = [i for i in report.not_fenced if i.action == UNREACHABLE]
@@ -223,7 +219,6 @@ def _failover_not_fenced(app: App, report: Any) -> None:
 
 def _not_fenced(app: App, items: Sequence[Any]) -> NoReturn:
     """The old origins a fence left taking writes: one line, exit status 1."""
-    from jetlink.cli import output
 
     output.notice(app, "jetlink: error: not fenced: " + "; ".join(
         f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in items))
@@ -232,7 +227,6 @@ def _not_fenced(app: App, items: Sequence[Any]) -> NoReturn:
 
 def _render_fence(app: App, doc: dict[str, Any]) -> None:
     """``dr fence``'s report: one line per old origin, then what it comes to."""
-    from jetlink.cli import output
 
     output.lines(app, fence_lines(doc))
 
@@ -400,7 +394,6 @@ def _report(app: App, done: Any, said: _Said) -> None:
     check that failed said once on stderr (again when its reason changes: the connection
     lost, then refused while the server restarts), and once that checks succeed again, as
     every follow loop says them (core/retry.py)."""
-    from jetlink.cli import output
 
     if done.failure and done.failure != said.failing:
         output.notice(app, f"jetlink: warning: dr watch: {done.failure} (checking again at "
@@ -563,7 +556,6 @@ def region_failback(
 def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: bool,
                 dry_run: bool, skip: list[str], **options: Any) -> None:
     """``dr failover|failback --from``: core/dr/region.py's plan, shown, asked, run."""
-    from jetlink.cli import output
     from jetlink.core.dr.region import plan_region
     from jetlink.core.errors import JetlinkError
 
@@ -646,7 +638,6 @@ def _interrupted(app: App, action: str, plan: Any, todo: int) -> NoReturn:
     it: ended, or under way, whose verb may have finished), which promoted objects' old
     origins are not fenced yet (--fence), and that the same command finishes the rest (its
     journal, core/dr/region.py, records each object before and after); exit 130."""
-    from jetlink.cli import output
 
     def named(objs: Sequence[Any]) -> str:  # (thousands: the first few named, the rest counted)
         shown = [f"{o.kind} {o.shown}" for o in objs[:5]]
@@ -766,7 +757,6 @@ def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
 def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
                    outcome_only: bool = False) -> None:
     """A region run's plan or report: one line per object, the listed, then the totals."""
-    from jetlink.cli import output
 
     output.lines(app, region_lines(doc, plan_only=plan_only, outcome_only=outcome_only))
 

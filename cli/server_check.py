@@ -74,10 +74,13 @@ FormatOption = Annotated[Format, typer.Option(
     "--format", help="Render the check as nagios, json, prometheus or text.")]
 NamespaceOption = Annotated[str, typer.Option(
     "--namespace", metavar="NAME", help="The Prometheus namespace (metric name prefix).")]
-OutfileOption = Annotated[Path | None, typer.Option(
-    "--outfile", metavar="FILE", dir_okay=False, show_default=False,
+# (a string, not a click Path: click would refuse a file it cannot read, which a check only
+# writes, and read '' as '.'; natscli writes to stdout for an empty --outfile)
+OutfileOption = Annotated[str | None, typer.Option(
+    "--outfile", metavar="FILE", show_default=False,
     help="Write the check to FILE instead of stdout (a regular file is replaced "
-    "atomically, a device or FIFO written through, a symbolic link followed).")]
+    "atomically, a device or FIFO written through, a symbolic link followed; '' is "
+    "stdout).")]
 StreamOption = Annotated[str, typer.Option(
     "--stream", metavar="STREAM", help="The stream to check.", show_default=False,
     autocompletion=completion.streams)]
@@ -151,8 +154,8 @@ def _check_group(
     namespace: Annotated[str | None, typer.Option(
         "--namespace", metavar="NAME", show_default=False,
         help="The Prometheus namespace (as after the check's name).")] = None,
-    outfile: Annotated[Path | None, typer.Option(
-        "--outfile", metavar="FILE", dir_okay=False, show_default=False,
+    outfile: Annotated[str | None, typer.Option(
+        "--outfile", metavar="FILE", show_default=False,
         help="Write the check to FILE (as after the check's name).")] = None,
 ) -> None:
     """natscli defines --format, --namespace and --outfile on `check` itself: a Nagios command
@@ -165,7 +168,7 @@ _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 
 
 def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
-            outfile: Path | None) -> None:
+            outfile: str | None) -> None:
     """Print or write ``result`` in ``fmt``; exit with its status code."""
     from jetlink.core.monitor import render
     from jetlink.core.monitor.render import printed
@@ -184,10 +187,7 @@ def _finish(ctx: typer.Context, result: Any, fmt: Format, namespace: str,
     chosen = chosen_format(app.json, fmt, common.given(ctx, "fmt"))
     check_namespace(chosen, namespace)
     body = printed(render(result, chosen.value, namespace), chosen.value)
-    if outfile is None:
-        output.write_stdout(body)
-    else:
-        write_outfile(outfile, body)
+    write_outfile(outfile, body)
     code = 0 if chosen is Format.prometheus else result.exit_code
     if code:
         raise typer.Exit(code)
@@ -213,11 +213,15 @@ def check_namespace(chosen: Format, namespace: str | None) -> None:
                            "':'")
 
 
-def write_outfile(path: Path, body: str) -> None:
-    """``--outfile``: core/outfile.py ``write_output`` (a new file gets mode 0600)."""
+def write_outfile(path: str | None, body: str) -> None:
+    """A check's output: on stdout (no --outfile, or an empty one, as natscli's), else
+    core/outfile.py ``write_output`` (a new file gets mode 0600)."""
+    if not path:
+        output.write_stdout(body)
+        return
     from jetlink.core.outfile import write_output
 
-    write_output(path, body, new_mode=0o600)
+    write_output(Path(path), body, new_mode=0o600)
 
 
 @check_app.command("stream")
