@@ -96,6 +96,21 @@ class JSClient:
         body = b"" if payload is None else json.dumps(payload).encode()
         return self.request_raw(subject, body)
 
+    def riding_out_store_hiccups(self, call: Any) -> Any:
+        """``call()`` (a nats-py create that raises its APIError), repeated while it fails
+        with the server's transient "error creating store for stream" (see
+        :meth:`stream_request`): KV buckets are created through nats-py."""
+        import nats.js.errors as jse
+
+        for attempt in range(TRANSIENT_RETRIES):
+            try:
+                return call()
+            except jse.APIError as err:
+                if err.description != TRANSIENT_STORE_ERROR or attempt == TRANSIENT_RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
     def stream_request(self, verb: str, name: str, cfg: dict[str, Any]) -> dict[str, Any]:
         """``$JS.API.STREAM.<verb>.<name>`` with ``cfg``, riding out a known server hiccup.
 

@@ -954,7 +954,8 @@ class ServerKVRunner:
             params["republish"] = api.RePublish(**cfg.pop("republish"))
         assert not cfg, f"nats-py has no bucket option for {sorted(cfg)}"
         self.default = self.default or op["name"]
-        self.kvs[op["name"]] = self._run(self.jsctx.create_key_value(**params))
+        self.kvs[op["name"]] = self.js.riding_out_store_hiccups(
+            lambda: self._run(self.jsctx.create_key_value(**params)))
         return {"ok": True}
 
     def _create_raw(self, name: str, doc: dict[str, Any], handle: str | None) -> Any:
