@@ -707,6 +707,12 @@ def test_recovery_point_thresholds_from_flags_and_from_metadata(behind):
     assert nagios(behind("dr", "check", "BACKUP"), 2).startswith(
         "CRITICAL dr Crit:BACKUP@east: could not configure based on metadata: "
         "io.nats.monitor.rpo-critical: ")
+    # a negative time, which the flag refuses, is refused in the metadata too
+    cfg.metadata["io.nats.monitor.rpo-critical"] = "-5s"
+    mirror.update_stream(cfg)
+    assert nagios(behind("dr", "check", "BACKUP"), 2).startswith(
+        "CRITICAL dr Crit:BACKUP@east: could not configure based on metadata: "
+        "io.nats.monitor.rpo-critical: '-5s' is negative: a time threshold is 0 or more ")
     # a flag that does not read is a usage error before anything runs
     bad = behind("dr", "check", "--rpo-warn", "5")
     assert bad.exit_code == 2 and "--rpo-warn" in bad.stderr and "missing unit" in bad.stderr

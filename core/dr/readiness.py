@@ -101,12 +101,13 @@ class DrThresholds(_Thresholds):
 
     lag_warn: int = _kind("uint")
     lag_critical: int = _kind("uint")
-    seen_warn: int = _kind("duration")
-    seen_critical: int = _kind("duration")
-    positions_warn: int = _kind("duration")
-    positions_critical: int = _kind("duration")
-    rpo_warn: int = _kind("duration")
-    rpo_critical: int = _kind("duration")
+    # (durations of 0 or more: its flags refuse a negative one, so does its metadata)
+    seen_warn: int = _kind("duration+")
+    seen_critical: int = _kind("duration+")
+    positions_warn: int = _kind("duration+")
+    positions_critical: int = _kind("duration+")
+    rpo_warn: int = _kind("duration+")
+    rpo_critical: int = _kind("duration+")
 
 
 def _grade(result: Result, value: float, warn: float, crit: float, bad: str, good: str

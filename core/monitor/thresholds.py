@@ -51,11 +51,15 @@ def _parse(key: str, kind: str, text: str) -> int | bool:
     # read as jsm.go reads it (strconv.ParseBool / ParseInt / ParseUint: the text as stored,
     # surrounding blanks included, never trimmed; jsm.ParseDuration trims them)
     value = text
-    if kind == "duration":
+    if kind in ("duration", "duration+"):
         try:
-            return parse_jsm_duration(value)
+            ns = parse_jsm_duration(value)
         except DurationError as err:
             raise ThresholdError(f"{key}: {err}") from None
+        if kind == "duration+" and ns < 0:  # (jetlink's own checks: as their flags)
+            raise ThresholdError(f"{key}: {clip(text)!r} is negative: a time threshold is 0 "
+                                 "or more")
+        return ns
     if kind == "bool":
         if value in _TRUE or value in _FALSE:
             return value in _TRUE
