@@ -379,7 +379,7 @@ def activity_line(now: str, r: AgreementReport) -> str:
 def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
     from jetlink.core.clock import format_rfc3339_nano
     from jetlink.core.kafka.mirrors import pump_links
-    from jetlink.core.replication import pump
+    from jetlink.core.replication import down_reports, pump
     from jetlink.core.retry import Retries
     from jetlink.core.step import FOLLOW_STEP_MAX_MSGS
 
@@ -412,6 +412,8 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
             try:
                 reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken,
                                committed=committed)
+                # targets in a cluster down: in error, as the one-shot report lists them
+                reports += down_reports(store, clock)
                 link_reports = pump_links(store, clock, max_records=FOLLOW_STEP_MAX_MSGS,
                                           on_error=lambda c, e: output.notice(
                                               app, f"jetlink: warning: links of {c}: {e}"))

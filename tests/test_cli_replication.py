@@ -751,6 +751,25 @@ def test_follow_plain_lines_without_a_terminal(jl, monkeypatch):
     )
 
 
+def test_follow_says_a_target_cluster_down_as_the_one_shot_report_does(jl, monkeypatch):
+    """The mirror's own cluster down: nothing is copied into it, said once when it starts
+    and once when it clears (not a loop that shows nothing)."""
+    west_orders(jl)
+    backup(jl)
+    store = DataDir(jl.data)
+    script = Script(jl, lambda: store.set_down("local", True), lambda: None,
+                    lambda: store.set_down("local", False))
+    monkeypatch.setattr("jetlink.cli.replicate.sleep", script)
+    result = jl("replicate", "--follow")
+    store.close()
+    assert result.exit_code == 130
+    lines = result.stdout.splitlines()
+    assert [ln.split(" ", 1)[1] for ln in lines] == [
+        "mirror BACKUP@local <- ORDERS@west: copied 0, lag 0, error: cluster local is down: "
+        "nothing is copied into it (jetlink cluster up local once it answers)",
+        "mirror BACKUP@local <- ORDERS@west: copied 0, lag 0"]
+
+
 def test_follow_live_table_on_a_terminal(jl, monkeypatch):
     script, store = _follow_scenario(jl, monkeypatch)
     monkeypatch.setattr("jetlink.cli.replicate.live_wanted", lambda app: True)
