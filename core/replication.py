@@ -643,7 +643,8 @@ def down_reports(datadir: DataDir, clock: Clock) -> list[AgreementReport]:
     from .jetstream import JetStream
 
     out: list[AgreementReport] = []
-    for info in datadir.clusters(create_local=False):
+    unusable: list[tuple[str, JetlinkError]] = []  # (pump's broken list says those)
+    for info in datadir.clusters(create_local=False, broken=unusable):
         if info.kind != "nats" or not info.down:
             continue
         try:

@@ -1430,3 +1430,19 @@ def test_a_write_refused_inside_its_transaction_is_followed_by_no_replication_st
            "--description", "caf\udce9")
     assert r.exit_code == 2 and "is not UTF-8 text" in r.stderr, r.output
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_damaged_origin_cluster_leaves_the_report_of_every_agreement(jl):
+    """An origin cluster whose database is damaged: the report is printed all the same (its
+    agreement in error, the others as they are), then the cluster's error, exit 1."""
+    west_orders(jl)
+    backup(jl)
+    ok(jl("cluster", "add", "south"))
+    ok(jl("--cluster", "south", "stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    ok(jl("stream", "add", "SM", "--mirror", "S@south", "--defaults"))
+    (jl.data / "west.db").write_bytes(b"\x00garbage, not SQLite" * 10)
+    r = jl("replicate", "-j")
+    assert r.exit_code == 1
+    rows = {d["target"]: d.get("error") for d in json.loads(r.stdout)["agreements"]}
+    assert rows == {"BACKUP": "origin cluster west cannot be used (its database is damaged: "
+                              "see jetlink cluster check)", "SM": None}
