@@ -534,29 +534,42 @@ def produce(
     # Large --count runs go in chunks (each chunk one transaction, made as it goes) so a bar
     # can move; a bar only on a terminal, never with --json.
     from jetlink.core.errors import JetlinkError
+    from jetlink.core.interrupts import interrupt_deferred
 
-    with output.progress(app, "Producing", total, enabled=total > PRODUCE_CHUNK) as bar:
-        for i in range(0, total, PRODUCE_CHUNK):
-            stop = min(total, i + PRODUCE_CHUNK)
-            chunk = (records[i:stop] if records is not None
-                     else [made(n) for n in range(i + 1, stop + 1)])
-            try:
-                done = kafka.produce(topic, [(k, v, h or None) for k, v, h in chunk],
-                                     partition=partition)
-            except JetlinkError as err:
-                if produced and err.detail is None:  # for people: what earlier calls stored
-                    where = ", ".join(f"partition {q}: offsets {a}..{b}"
-                                      for q, (a, b) in sorted(spans.items()))
-                    err.detail = (f"the first {produced} records were stored before it (each "
-                                  f"call of {PRODUCE_CHUNK} records is all or nothing): "
-                                  f"{where}")
-                raise
-            produced += len(done)
-            for p, off in done:
-                spans.setdefault(p, [off, off])[1] = off
-            if app.json:
-                placed += done
-            bar.advance(len(chunk))
+    def stored() -> str:  # what the calls so far stored, for people
+        return ", ".join(f"partition {q}: offsets {a}..{b}" for q, (a, b) in sorted(spans.items()))
+
+    try:
+        with output.progress(app, "Producing", total, enabled=total > PRODUCE_CHUNK) as bar:
+            for i in range(0, total, PRODUCE_CHUNK):
+                stop = min(total, i + PRODUCE_CHUNK)
+                chunk = (records[i:stop] if records is not None
+                         else [made(n) for n in range(i + 1, stop + 1)])
+                # a call and its count as one: Ctrl-C lands between calls, so what was
+                # stored is known exactly (each call all or nothing)
+                with interrupt_deferred():
+                    try:
+                        done = kafka.produce(topic, [(k, v, h or None) for k, v, h in chunk],
+                                             partition=partition)
+                    except JetlinkError as err:
+                        if produced and err.detail is None:  # what earlier calls stored
+                            err.detail = (f"the first {produced} records were stored before it "
+                                          f"(each call of {PRODUCE_CHUNK} records is all or "
+                                          f"nothing): {stored()}")
+                        raise
+                    produced += len(done)
+                    for p, off in done:
+                        spans.setdefault(p, [off, off])[1] = off
+                    if app.json:
+                        placed += done
+                bar.advance(len(chunk))
+    except KeyboardInterrupt:
+        # as pub's: what was stored, so that a retry does not store it twice unknowingly
+        if app.json:  # (the document of what was placed, as a finished run prints it)
+            output.print_json([{"partition": p, "offset": off} for p, off in placed])
+        output.notice(app, f"jetlink: interrupted: {produced:,} of {total:,} records were "
+                           f"stored" + (f" ({stored()})" if produced else ""))
+        raise
 
     def human(a: App, _docs: Any) -> None:
         if produced == 1:

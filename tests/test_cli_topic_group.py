@@ -853,3 +853,29 @@ def test_set_offsets_takes_the_tools_execute_and_refuses_it_with_dry_run(jl):
                                           "one of [execute] and [dry-run]\n")
     assert data_dir_bytes(jl.data) == before
     assert doc(jl("group", "describe", "g", "-j"))["lags"][0]["current_offset"] == 1
+
+
+@pytest.mark.parametrize("json_flag", [[], ["-j"]])
+def test_a_produce_interrupted_says_what_was_stored(tmp_path, json_flag):
+    """Ctrl-C during `topic produce --count`: what the calls so far stored (each call all or
+    nothing, an interrupt held until its call returns), exactly as the topic holds it; with
+    --json the document of the records placed; exit 130, no traceback."""
+    d = DataDir(tmp_path / "data")
+    k = Kafka(d.open())
+    k.create_topic("big", 1)
+    proc = _jetlink(tmp_path / "data", "topic", "produce", "big", "--count", "50000000",
+                    "x{{Count}}", *json_flag)
+    try:
+        wait_until(lambda: k.describe_topic("big").partitions[0].log_end > 0,
+                   message="the first records stored")
+        proc.send_signal(signal.SIGINT)
+        out, errs = proc.communicate(timeout=WAIT_TIMEOUT)
+    finally:
+        proc.kill()
+    end = k.describe_topic("big").partitions[0].log_end
+    d.close()
+    assert proc.returncode == 130, errs
+    assert errs.splitlines()[-1] == (f"jetlink: interrupted: {end:,} of 50,000,000 records "
+                                     f"were stored (partition 0: offsets 0..{end - 1})")
+    if json_flag:
+        assert len(json.loads(out)) == end
