@@ -189,8 +189,6 @@ def fence(
                          clock=common.make_clock())
     todo = plan.to_fence
     if todo and not dry_run:
-        from jetlink.cli import output
-
         names = ", ".join(f"{i.name}@{i.region}" for i in todo)
         output.confirm(app, f"Really fence {len(todo)} old origin"
                        f"{'' if len(todo) == 1 else 's'} of {', '.join(plan.regions)} "
@@ -334,8 +332,6 @@ def watch(
         try:
             first = w.check()  # --from is checked against what it finds
             server.start()
-            from jetlink.cli import output
-
             output.notice(app, f"jetlink: dr watch: serving {server.url}/metrics and "
                                f"/healthz, a check every {interval}")
             said = _Said()
@@ -566,8 +562,6 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     warning = answering_warning(plan, dry_run, "add --fence, or run jetlink dr fence "
                                 + " ".join(f"--from {r}" for r in plan.regions))
     if warning:
-        from jetlink.cli import output
-
         output.notice(app, f"jetlink: warning: {warning}")
     if dry_run or plan.refused:
         # (a refused run is carried out as far as its refusal: nothing, dry_run false)

@@ -457,3 +457,17 @@ def test_a_mirror_resumed_while_its_link_is_paused_says_the_link_is(jl, world):
     assert out.exit_code == 1
     assert "its link is paused: resume it (jetlink links alter L --config " \
            "cluster.link.paused=false) and let it catch up, or use failover" in out.stderr
+
+
+def test_a_refused_promote_says_every_condition_that_holds_it_back(jl, world):
+    """Records behind and a synced config changed on the source: both said at once (not the
+    second only once the first clears)."""
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L"))
+    ok(east(jl, "mirrors", "pause", "orders", "--link", "L"))  # (so that it lags)
+    ok(jl("--cluster", "west", "topic", "produce", "orders", "late", "--partition", "0"))
+    ok(jl("--cluster", "west", "topic", "alter", "orders", "--config", "retention.ms=86400000"))
+    out = east(jl, "mirrors", "promote", "orders", "--link", "L", "--dry-run")
+    assert out.exit_code == 1
+    assert ("Topic 'orders' can not be promoted: it has mirroring lag (partition 0: 1); it is "
+            "paused: resume it (jetlink mirrors resume orders --link L) and let it catch up, or "
+            "use failover; config sync is pending (retention.ms)\n") in out.stderr

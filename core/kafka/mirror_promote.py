@@ -213,6 +213,9 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
         return (f"Topic '{name}' can not be promoted: the source cluster "
                 f"{li.source_cluster} is not reachable (failover stops the mirror "
                 "regardless)")
+    # every condition that holds the promote back, each said (not the first alone: the
+    # next would only show once it clears)
+    held: list[str] = []
     lagging = [p for p in info.mirror_lags if p.lag > 0]
     if lagging:
         parts = ", ".join(f"partition {p.partition}: {p.lag}" for p in lagging)
@@ -223,8 +226,7 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
                 f"it is paused: resume it (jetlink mirrors resume {name} --link {li.name}) "
                 "and let it catch up" if info.mirror_status == PAUSED
                 else "wait for it to catch up")
-        return (f"Topic '{name}' can not be promoted: it has mirroring lag ({parts}); "
-                f"{wait}, or use failover")
+        held.append(f"it has mirroring lag ({parts}); {wait}, or use failover")
     try:
         scfg = src.describe_topic(row[2])
     except KafkaError:
@@ -234,13 +236,12 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
             if scfg.effective_configs().get(k) != mine.effective_configs().get(k)]
     if diff or len(scfg.partitions) != len(mine.partitions):
         what = ", ".join(diff) or "number of partitions"
-        return f"Topic '{name}' can not be promoted: config sync is pending ({what})"
+        held.append(f"config sync is pending ({what})")
     pending = pending_offsets(m, li, {name: row[2]})
     if pending:
         groups = ", ".join(sorted({g for g, _t, _p, _o in pending}))
-        return (f"Topic '{name}' can not be promoted: consumer offset sync is pending "
-                f"(groups {groups})")
-    return None
+        held.append(f"consumer offset sync is pending (groups {groups})")
+    return f"Topic '{name}' can not be promoted: " + "; ".join(held) if held else None
 
 
 def _clamps(m: MirrorState, link: str, topic: str, *, include_pending_sync: bool, src: Any,
