@@ -217,7 +217,6 @@ def _failover_not_fenced(app: App, report: Any) -> None:
 
 def _not_fenced(app: App, items: Sequence[Any]) -> NoReturn:
     """The old origins a fence left taking writes: one line, exit status 1."""
-
     output.notice(app, "jetlink: error: not fenced: " + "; ".join(
         f"{i.name}@{i.region} ({i.action}: {i.detail})" for i in items))
     raise typer.Exit(1)
@@ -225,7 +224,6 @@ def _not_fenced(app: App, items: Sequence[Any]) -> NoReturn:
 
 def _render_fence(app: App, doc: dict[str, Any]) -> None:
     """``dr fence``'s report: one line per old origin, then what it comes to."""
-
     output.lines(app, fence_lines(doc))
 
 
@@ -390,7 +388,6 @@ def _report(app: App, done: Any, said: _Said) -> None:
     check that failed said once on stderr (again when its reason changes: the connection
     lost, then refused while the server restarts), and once that checks succeed again, as
     every follow loop says them (core/retry.py)."""
-
     if done.failure and done.failure != said.failing:
         output.notice(app, f"jetlink: warning: dr watch: {done.failure} (checking again at "
                            "the next interval)")
@@ -606,10 +603,8 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         _interrupted(app, action, plan, len(todo))
     except JetlinkError as err:  # (a server gone mid-run: the run stops where it is)
         ended, _going, _unfenced = plan.stopped()
-        said = (f"the region {action} of {', '.join(plan.regions)} stopped with "
-                f"{len(ended)} of {len(todo)} object{'' if len(todo) == 1 else 's'} ended; "
-                "run the same command again once it answers (its journal keeps where it "
-                "stopped)")
+        said = (f"{_stopped_with(action, plan.regions, ended, len(todo))}; run the same "
+                "command again once it answers (its journal keeps where it stopped)")
         err.detail = f"{err.detail}; {said}" if err.detail else said
         raise
     # the run is journalled whole: an interrupt now would only cut its report short, and a
@@ -627,19 +622,23 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         _failover_not_fenced(app, report.fence)
 
 
+def _stopped_with(action: str, regions: Sequence[str], ended: Sequence[Any], todo: int) -> str:
+    """``the region failover of west stopped with 1 of 3 objects ended``."""
+    return (f"the region {action} of {', '.join(regions)} stopped with {len(ended)} of "
+            f"{todo} object{'' if todo == 1 else 's'} ended")
+
+
 def _interrupted(app: App, action: str, plan: Any, todo: int) -> NoReturn:
     """A region run stopped by Ctrl-C: what it finished (each object as the plan last saw
     it: ended, or under way, whose verb may have finished), which promoted objects' old
     origins are not fenced yet (--fence), and that the same command finishes the rest (its
     journal, core/dr/region.py, records each object before and after); exit 130."""
-
     def named(objs: Sequence[Any]) -> str:  # (thousands: the first few named, the rest counted)
         shown = [f"{o.kind} {o.shown}" for o in objs[:5]]
         return ", ".join(shown) + (f" and {len(objs) - 5} more" if len(objs) > 5 else "")
 
     ended, going, unfenced = plan.stopped()
-    text = (f"jetlink: interrupted: the region {action} of {', '.join(plan.regions)} stopped "
-            f"with {len(ended)} of {todo} object{'' if todo == 1 else 's'} ended"
+    text = (f"jetlink: interrupted: {_stopped_with(action, plan.regions, ended, todo)}"
             + (f" ({named(ended)})" if ended else ""))
     if going:
         text += (f"; {len(going)} under way ({named(going)}: "
@@ -751,7 +750,6 @@ def _outcome(r: dict[str, Any], kind: str, action: str) -> list[str]:
 def _render_region(app: App, doc: dict[str, Any], *, plan_only: bool = False,
                    outcome_only: bool = False) -> None:
     """A region run's plan or report: one line per object, the listed, then the totals."""
-
     output.lines(app, region_lines(doc, plan_only=plan_only, outcome_only=outcome_only))
 
 

@@ -12,11 +12,12 @@ Rich is imported lazily inside the renderers so that ``jetlink --help`` never lo
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
 from enum import Enum
 from pathlib import PurePath
@@ -92,18 +93,19 @@ def write_stdout(text: str) -> None:
         sys.stdout.flush()
 
 
-class stdout_writes:  # noqa: N801 - used as a context manager, like contextlib's
+@contextlib.contextmanager
+def stdout_writes() -> Iterator[None]:
     """Writes to stdout inside it that stdout refuses raise :class:`StdoutRefused`."""
+    import errno
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        import errno
-
-        if isinstance(exc, OSError) and not isinstance(exc, StdoutRefused) \
-                and exc.filename is None and exc.errno not in (errno.EPIPE, None):
+    try:
+        yield
+    except StdoutRefused:
+        raise
+    except OSError as exc:
+        if exc.filename is None and exc.errno not in (errno.EPIPE, None):
             raise StdoutRefused(exc) from None
+        raise
 
 
 def print_json(data: Any, *, file: Any = None) -> None:

@@ -250,8 +250,8 @@ def _held_elsewhere(app: App, err: Any) -> None:
     """A stream (10059), cluster link, topic or consumer group not found where the command
     looked (``err.missing``), that another cluster of the data directory holds (a forgotten
     or wrong --cluster): said in the error's detail, with the option that reaches it
-    (core/backend.py ``holders``). Nothing when a closer name was suggested already."""
-    from jetlink.core.errors import ApiError
+    (core/backend.py ``holders``): over a close name suggested here, which it replaces."""
+    from jetlink.core.errors import ApiError, held_by
 
     missing = getattr(err, "missing", None)
     if (missing is None and isinstance(err, ApiError) and err.err_code == 10059
@@ -269,9 +269,7 @@ def _held_elsewhere(app: App, err: Any) -> None:
         return
     holders = app.backend.holders(name, kind)
     if holders:
-        where = " and ".join(f"cluster {c}" for c in holders)
-        verb = "holds" if len(holders) == 1 else "hold"
-        said = (f"{where} {verb} a {_KIND_WORDS[kind]} {name}: give --cluster {holders[0]} "
+        said = (f"{held_by(holders, _KIND_WORDS[kind], name)}: give --cluster {holders[0]} "
                 "(before the command)")
         base = err.detail
         if fuzzy:  # the suggestion dropped: the name as the error gave it, when it did

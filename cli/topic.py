@@ -539,6 +539,9 @@ def produce(
     def stored() -> str:  # what the calls so far stored, for people
         return ", ".join(f"partition {q}: offsets {a}..{b}" for q, (a, b) in sorted(spans.items()))
 
+    def placed_docs() -> list[dict[str, int]]:  # the --json document of what was stored
+        return [{"partition": p, "offset": off} for p, off in placed]
+
     try:
         with output.progress(app, "Producing", total, enabled=total > PRODUCE_CHUNK) as bar:
             for i in range(0, total, PRODUCE_CHUNK):
@@ -566,7 +569,7 @@ def produce(
     except KeyboardInterrupt:
         # as pub's: what was stored, so that a retry does not store it twice unknowingly
         if app.json:  # (the document of what was placed, as a finished run prints it)
-            output.print_json([{"partition": p, "offset": off} for p, off in placed])
+            output.print_json(placed_docs())
         output.notice(app, f"jetlink: interrupted: {produced:,} of {total:,} records were "
                            f"stored" + (f" ({stored()})" if produced else ""))
         raise
@@ -582,7 +585,7 @@ def produce(
             span = f"offset {first}" if first == last else f"offsets {first}..{last}"
             output.line(a, f"  partition {p}: {span}")
 
-    app.emit([{"partition": p, "offset": off} for p, off in placed], human=human)
+    app.emit(placed_docs(), human=human)
 
 
 # -- consume ------------------------------------------------------------------------------------

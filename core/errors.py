@@ -470,6 +470,15 @@ def _edits(a: str, b: str) -> int:
     return prev[len(b)]
 
 
+def held_by(holders: Any, what: str, name: str) -> str:
+    """The other clusters that hold ``what`` ``name``, for a not-found here (a forgotten
+    --cluster or @CLUSTER): ``cluster west holds a stream ORDERS``, ``cluster east and
+    cluster west hold a stream ORDERS``."""
+    holders = list(holders)
+    return (" and ".join(f"cluster {c}" for c in holders)
+            + f" {'holds' if len(holders) == 1 else 'hold'} a {what} {name}")
+
+
 def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
     """``err`` (a not-found error, its description the real system's) with the name that
     was not found as its detail for people, and the closest of ``names`` when one is close

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import doc, ok
+from helpers import data_dir_bytes, doc, ok
 
 from jetlink.core.kafka.links import Links
 from jetlink.core.kafka.topics import Kafka
@@ -466,7 +466,9 @@ def test_a_refused_promote_says_every_condition_that_holds_it_back(jl, world):
     ok(east(jl, "mirrors", "pause", "orders", "--link", "L"))  # (so that it lags)
     ok(jl("--cluster", "west", "topic", "produce", "orders", "late", "--partition", "0"))
     ok(jl("--cluster", "west", "topic", "alter", "orders", "--config", "retention.ms=86400000"))
+    before = data_dir_bytes(jl.data, databases_only=True)
     out = east(jl, "mirrors", "promote", "orders", "--link", "L", "--dry-run")
+    assert data_dir_bytes(jl.data, databases_only=True) == before
     assert out.exit_code == 1
     assert ("Topic 'orders' can not be promoted: it has mirroring lag (partition 0: 1); it is "
             "paused: resume it (jetlink mirrors resume orders --link L) and let it catch up, or "

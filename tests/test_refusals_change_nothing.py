@@ -78,6 +78,19 @@ REFUSED = [
     (["--cluster", "kw", "topic", "create", "orders", "--partitions", "7",
       "--if-not-exists"], 0),  # there already: left as it is
     (["--cluster", "kw", "topic", "rm", "nope", "--if-exists", "-f"], 0),
+    # the refusals of the new-user sweeps: an ACL wildcard as a request's principal or host,
+    # kafka-configs' comma list of unset configs, the side addressed as a watch's region, a
+    # refresh the dashboard never takes, an apply that needs a terminal to ask on
+    (["--cluster", "kw", "acls", "check", "--principal", "User:*", "--operation", "Read",
+      "--topic", "orders"], 2),
+    (["--cluster", "kw", "acls", "check", "--principal", "User:a", "--operation", "Read",
+      "--topic", "orders", "--host", "*"], 2),
+    (["--cluster", "kw", "topic", "alter", "orders", "--delete-config",
+      "retention.ms, segment.ms"], 1),
+    (["--cluster", "central", "dr", "watch", "--listen", "127.0.0.1:0", "--from", "central",
+      "--failover-after", "1s"], 2),
+    (["dashboard", "--refresh", "500ms", "--json"], 2),
+    (["--cluster", "east", "dr", "check", "ORDERS_EAST", "--outfile", "/"], 3),
 ]
 
 

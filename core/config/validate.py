@@ -1127,10 +1127,10 @@ def _held_elsewhere(clusters: Any, where: str, cluster: str, name: str,
             continue
     if not holders:
         return None
+    from ..errors import held_by
+
     flag = "--mirror" if what == "mirror origin" else "--source"
-    places = " and ".join(f"cluster {c}" for c in holders)
-    return (f"{places} {'holds' if len(holders) == 1 else 'hold'} a stream {name}: "
-            f"{flag} {name}@{holders[0]}")
+    return f"{held_by(holders, 'stream', name)}: {flag} {name}@{holders[0]}"
 
 
 def _closest_stream(clusters: Any, where: str, cluster: str, name: str) -> str | None:

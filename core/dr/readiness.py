@@ -78,7 +78,7 @@ from .recovery import (
     worst_recovery_point,
     worst_summary,
 )
-from .rules import plural, promotion_record, require_clusters
+from .rules import origin_name, plural, promotion_record, require_clusters
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -146,7 +146,7 @@ class MirrorReadiness:
     # its origin's region as its config names it (cluster or domain; "" none known): the
     # region of a mirror whose check stopped before the origin was read (dr watch's label)
     region: str = ""
-    origin: str = ""  # its origin's stream as its config names it ("" none known)
+    origin: str = ""  # its origin as a region plan names it (a KV one's bucket; "" none)
 
     @property
     def status(self) -> Status:
@@ -507,7 +507,8 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     result = Result(name=shown, check=CHECK)
     # the origin's region from the config: known even when the check stops early
     out = MirrorReadiness(shown, kind, cluster, result, {"stream": stream},
-                          region=region_of(cluster, cfg.mirror), origin=cfg.mirror.name)
+                          region=region_of(cluster, cfg.mirror),
+                          origin=origin_name(kind, cfg.mirror.name))
     try:
         t = DrThresholds.resolve(flags, cfg.metadata)
     except ThresholdError as err:

@@ -58,7 +58,7 @@ from .fence import (
     when_it_answers,
 )
 from .positions import is_jetlink_own, key_for, open_own_bucket
-from .rules import _stamp, _was_mirror, one_line
+from .rules import _stamp, _was_mirror, one_line, origin_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
@@ -356,8 +356,7 @@ def _nats_objects(backend: Backend, side: Side, wanted: list[str], seen: set[str
             seen.add(region)
             if region in wanted and region != label:
                 name = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
-                origin = (bucket_of_stream(src.name) or src.name) if kind == "kv" \
-                    else src.name
+                origin = origin_name(kind, src.name)
                 found.append(RegionObject(kind, name, side.label if side.cluster else label,
                                           side.cluster, cfg.name, origin, region,
                                           promoted=promoted))
@@ -510,9 +509,8 @@ class RegionPlan:
         #: the options as the report and the journal show them
         self.options = {k: v for k, v in options.items() if not k.startswith("_")}
         # --fence: the old origins fenced as their objects were promoted (origin stream,
-        # region) -> the subjects they had (:meth:`_fence_promoted`)
-        self._fenced_now: dict[tuple[str, str], list[str]] = {}
-        self._fenced_objects: set[str] = set()  # the keys of the objects whose origin it is
+        # region) -> (the object's key, the subjects they had) (:meth:`_fence_promoted`)
+        self._fenced_now: dict[tuple[str, str], tuple[str, list[str]]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -648,7 +646,7 @@ class RegionPlan:
                     had = self._fenced_now.get((item.stream, item.region))
                     if item.action == ALREADY and had is not None:
                         item.action, item.detail = FENCED, FENCED_DETAIL
-                        item.subjects_before = had
+                        item.subjects_before = had[1]
         if not report.failed:
             end_ns = self.clock.now_ns()
             end = _stamp(end_ns)
@@ -675,8 +673,8 @@ class RegionPlan:
             return  # (said by the fence after the last object)
         if item is not None and item.action == FENCED:
             with self._lock:
-                self._fenced_now[(item.stream, item.region)] = list(item.subjects_before or [])
-                self._fenced_objects.add(o.key)
+                self._fenced_now[(item.stream, item.region)] = (
+                    o.key, list(item.subjects_before or []))
 
     def _fence(self) -> FenceReport | None:
         """``--fence``: every old origin of the region that answers now stops taking writes
@@ -706,7 +704,7 @@ class RegionPlan:
         unfenced = []
         if self.action == FAILOVER and self.run_options.get("fence"):
             with self._lock:
-                fenced = set(self._fenced_objects)
+                fenced = {key for key, _subjects in self._fenced_now.values()}
             unfenced = [o for o in self.objects if o.state == DONE and o.kind != "topic"
                         and o.key not in fenced]
         return ended, going, unfenced
@@ -1025,7 +1023,6 @@ def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
     """The objects this failback's journal left unfinished whose promoted stream is gone: a
     run killed inside a switch, between its steps delete-promoted and create-mirror-back
     (core/dr/failback.py), deleted it; its failback record (phase switch) finishes it."""
-    from ..config.kv import bucket_of_stream
     from ..config.stream import StreamSource
     from .failback_record import DONE as BACK
     from .failback_record import FailbackStore
@@ -1056,8 +1053,7 @@ def _deleted(backend: Backend, sides: list[Side], journals: dict[str, Journal],
             region = region_of(side.label, src)
             if region in wanted:
                 seen.add(region)
-                origin = (bucket_of_stream(src.name) or src.name) if kind == "kv" \
-                    else src.name
+                origin = origin_name(kind, src.name)
                 out.append(RegionObject(kind, name, side.label, side.cluster, stream, origin,
                                         region, promoted=True))
                 journals[side.label] = j
@@ -1098,9 +1094,7 @@ def reading_from(dd: Any, cluster: str, clock: Clock) -> list[str]:
             if mirrored is not None:
                 kind, src, promoted = mirrored
                 if region_of(name, src) == cluster and not promoted:
-                    origin = (bucket_of_stream(src.name) or src.name) if kind == "kv" \
-                        else src.name
-                    out.append(f"{shown}@{name} (mirror of {origin})")
+                    out.append(f"{shown}@{name} (mirror of {origin_name(kind, src.name)})")
                 continue
             froms = [s.name for s in cfg.sources or [] if region_of(name, s) == cluster]
             if froms:

@@ -462,6 +462,14 @@ def is_durable(config: dict[str, Any]) -> bool:
     return bool(config.get("name")) and not config.get("inactive_threshold")
 
 
+def origin_name(kind: str, stream: str) -> str:
+    """A mirror's origin as the region plans and checks name it: a KV mirror's by its bucket
+    (``KV_CONFIG`` is ``CONFIG``), a stream's by its name."""
+    from ..config.kvnames import bucket_of_stream
+
+    return (bucket_of_stream(stream) or stream) if kind == "kv" else stream
+
+
 @dataclass(frozen=True)
 class Primary:
     """A mirror a region failover would make a primary: its origin (``kind`` "stream" or

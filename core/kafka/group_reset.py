@@ -38,12 +38,12 @@ Scope = Sequence[tuple[str, int | None]] | None
 Row = tuple[str, int, int | None, int]
 
 
-
 def shifted_offset(committed: int, shift_by: int) -> int:
     """``--shift-by``'s target: a Java long's addition (ConsumerGroupCommand's
     resetByShiftBy), which wraps past the long range; the range check then clamps it to the
     log's start or end as any other target."""
     return (committed + shift_by + (1 << 63)) % (1 << 64) - (1 << 63)
+
 
 def parse_topic_scope(text: str) -> list[tuple[str, int | None]]:
     """A ``--topic`` value as the tool reads it (``parseTopicPartitionsToReset``): ``T``
