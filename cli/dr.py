@@ -484,8 +484,10 @@ def region_failover(
         "--skip-unready", help="Leave out every object whose failover would be refused or "
         "that dr check grades CRITICAL.")] = False,
     fence: Annotated[bool, typer.Option(
-        "--fence", help="Fence each old origin that answers (as dr fence) as soon as its "
-        "mirror is promoted: it takes no writes until failback --switch.")] = False,
+        "--fence", help="Fence each origin that answers (as dr fence) before its mirror is "
+        "promoted, let the mirror copy what the origin holds (up to 30 s), then promote: no "
+        "publish stored on both sides, no divergent tail; the origin takes no writes until "
+        "failback --switch.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Fail a whole region over.
@@ -602,7 +604,7 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     except KeyboardInterrupt:
         _interrupted(app, action, plan, len(todo))
     except JetlinkError as err:  # (a server gone mid-run: the run stops where it is)
-        ended, _going, _unfenced = plan.stopped()
+        ended, _going, _unfenced, _waiting = plan.stopped()
         said = (f"{_stopped_with(action, plan.regions, ended, len(todo))}; run the same "
                 "command again once it answers (its journal keeps where it stopped)")
         err.detail = f"{err.detail}; {said}" if err.detail else said
@@ -631,13 +633,14 @@ def _stopped_with(action: str, regions: Sequence[str], ended: Sequence[Any], tod
 def _interrupted(app: App, action: str, plan: Any, todo: int) -> NoReturn:
     """A region run stopped by Ctrl-C: what it finished (each object as the plan last saw
     it: ended, or under way, whose verb may have finished), which promoted objects' old
-    origins are not fenced yet (--fence), and that the same command finishes the rest (its
+    origins are not fenced yet and which objects' origins are fenced with the objects not
+    promoted yet (--fence), and that the same command finishes the rest (its
     journal, core/dr/region.py, records each object before and after); exit 130."""
     def named(objs: Sequence[Any]) -> str:  # (thousands: the first few named, the rest counted)
         shown = [f"{o.kind} {o.shown}" for o in objs[:5]]
         return ", ".join(shown) + (f" and {len(objs) - 5} more" if len(objs) > 5 else "")
 
-    ended, going, unfenced = plan.stopped()
+    ended, going, unfenced, waiting = plan.stopped()
     text = (f"jetlink: interrupted: {_stopped_with(action, plan.regions, ended, todo)}"
             + (f" ({named(ended)})" if ended else ""))
     if going:
@@ -648,6 +651,12 @@ def _interrupted(app: App, action: str, plan: Any, todo: int) -> NoReturn:
                  f"{'are' if len(unfenced) > 1 else 'is'} not fenced yet: both sides may "
                  "take writes until the re-run fences "
                  f"{'them' if len(unfenced) > 1 else 'it'}")
+    if waiting:
+        text += (f"; the origin{'s' if len(waiting) > 1 else ''} of {named(waiting)} "
+                 f"{'are' if len(waiting) > 1 else 'is'} fenced and "
+                 f"{'they are' if len(waiting) > 1 else 'it is'} not promoted yet: nothing "
+                 f"takes {'their' if len(waiting) > 1 else 'its'} writes until the re-run "
+                 f"promotes {'them' if len(waiting) > 1 else 'it'}")
     output.notice(app, text + "; run the same command again to finish it (its journal keeps "
                               "where it stopped)")
     raise typer.Exit(130)

@@ -129,6 +129,52 @@ def test_region_failover_with_fence_fences_the_topics(jl, cli_clock):
     assert others(jl) == [fence_binding("orders")]
 
 
+def _late_records(jl, cli_clock, n):
+    """``n`` records produced on west's orders by the engine itself (a command would end
+    with a replication step, which would copy them): the mirror is behind by ``n``."""
+    from jetlink.core.kafka.topics import Kafka
+
+    dd = DataDir(jl.data)
+    try:
+        Kafka(dd.open("west"), cli_clock).produce("orders", [(None, f"late{i}".encode())
+                                                             for i in range(n)], partition=0)
+    finally:
+        dd.close()
+
+
+def _mirror(jl):
+    return doc(jl("--cluster", "east", "mirrors", "describe", "orders", "--link", "L", "-j"))
+
+
+def test_region_failover_with_fence_fences_a_topic_first_and_copies_its_last_records(
+        jl, cli_clock):
+    """--fence: west's topic is fenced (DENY WRITE) before its mirror is failed over, and the
+    mirror copies what west holds first: the records produced since the last copy are not
+    left behind (a truncate-and-restore would drop them); without the fence the failover
+    stops the mirror where it is."""
+    import shutil
+
+    ok(jl("cluster", "add", "west", "--kind", "kafka", "--authorizer"))
+    ok(jl("cluster", "add", "east", "--kind", "kafka"))
+    ok(jl("--cluster", "west", "topic", "create", "orders", "--partitions", "1"))
+    link_may_mirror(jl)
+    ok(jl("--cluster", "east", "links", "create", "L", "--source-cluster", "west"))
+    ok(jl("--cluster", "east", "mirrors", "create", "orders", "--link", "L"))
+    _late_records(jl, cli_clock, 3)
+    unfenced = jl.tmp / "unfenced"
+    shutil.copytree(jl.data, unfenced)
+    d = doc(jl("dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    (o,) = d["objects"]
+    assert (o["state"], o["detail"]) == ("done", "origin orders@west fenced first"), o
+    end = doc(jl("--cluster", "east", "topic", "describe", "orders", "-j"))
+    assert [p["log_end_offset"] for p in end["partitions"]] == [3], end
+    assert others(jl) == [fence_binding("orders")]
+    d = doc(jl("--data-dir", str(unfenced), "dr", "failover", "--from", "west", "-f", "-j"))
+    end = doc(jl("--data-dir", str(unfenced), "--cluster", "east", "topic", "describe",
+                 "orders", "-j"))
+    assert [p["log_end_offset"] for p in end["partitions"]] == [0], end
+
+
 def test_a_links_acl_sync_never_copies_the_fence_to_the_side_that_took_over(jl, cli_clock):
     """east's link from west syncs every ACL (Confluent's match-all acl.filters): the fence
     ``dr fence`` puts on west's topic is west's own write stop, not copied, so east's

@@ -439,10 +439,10 @@ def test_skip_unready_leaves_out_what_would_be_refused(region):
 
 
 def test_fence_fences_the_origins_that_answer(region, monkeypatch):
-    """--fence with the region answering: each old origin is fenced as soon as its own object
-    is promoted, not after the region's last object (a publish of that window was stored by
-    the old origin and the promoted mirror alike); the report says each fenced by this run,
-    with the subjects it had."""
+    """--fence with the region answering: each origin is fenced before its own object is
+    promoted (never after: a publish of that window would be stored by the old origin and
+    the promoted mirror alike), and no other origin earlier; the report says each fenced by
+    this run, with the subjects it had."""
     from jetlink.core.dr import region as R
     from jetlink.core.dr.fencing import fenced_subjects
     from jetlink.core.jetstream import JetStream
@@ -461,13 +461,15 @@ def test_fence_fences_the_origins_that_answer(region, monkeypatch):
             dd.close()
 
     def checked(backend, o, options, clock):
-        seen.append(fenced_now(clock))  # before each promotion: the earlier ones' origins
+        seen.append(fenced_now(clock))  # before each promotion: its own origin and the
+        # earlier ones' origins
         return real(backend, o, options, clock)
 
     monkeypatch.setattr(R, "_failover", checked)
     d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
     assert d["done"] == 3
-    assert seen == [[], ["KV_CONFIG"], ["KV_CONFIG", "ORDERS"]]  # (CONFIG, ORDERS_EAST, PAY)
+    assert seen == [["KV_CONFIG"], ["KV_CONFIG", "ORDERS"], ["KV_CONFIG", "ORDERS", "PAY"]]
+    # (CONFIG, ORDERS_EAST, PAY)
     assert {(o["name"], o["action"], tuple(o["subjects_before"])) for o in
             d["fence"]["objects"]} == {("ORDERS", "fenced", ("orders.>",)),
                                        ("PAY", "fenced", ("pay.>",)),
@@ -477,9 +479,10 @@ def test_fence_fences_the_origins_that_answer(region, monkeypatch):
 
 
 def test_fence_leaves_the_origin_of_an_object_that_failed_taking_writes(region, monkeypatch):
-    """--fence fences an old origin with its own object's promotion: an object whose
-    promotion fails is not failed over, and its origin keeps taking its writes (nothing else
-    would); the others are fenced. The failed object: exit status 1."""
+    """--fence fences an origin before its own object's promotion: an object whose promotion
+    then fails is not failed over, and its origin's fence is undone: it keeps taking its
+    writes (nothing else would), as its detail says; the others are fenced. The failed
+    object: exit status 1."""
     from jetlink.core.dr import region as R
     from jetlink.core.errors import JetlinkError
 
@@ -500,7 +503,129 @@ def test_fence_leaves_the_origin_of_an_object_that_failed_taking_writes(region, 
     subjects = {n: doc(west(region, "stream", "info", n, "-j"))["config"]["subjects"]
                 for n in ("ORDERS", "PAY")}
     assert subjects == {"ORDERS": ["$JETLINK.fenced.ORDERS"], "PAY": ["pay.>"]}
+    pay = doc(west(region, "stream", "info", "PAY", "-j"))["config"]
+    assert "jetlink.fenced_subjects" not in (pay.get("metadata") or {}), pay
+    assert next(o["detail"] for o in d["objects"] if o["name"] == "PAY") == (
+        "PAY refused (a test); its origin PAY@west unfenced: it takes its writes again")
+    assert "PAY@west" not in d["fence"]["not_fenced"] and {
+        o["name"] for o in d["fence"]["objects"]} == {"ORDERS", "CONFIG"}, d["fence"]
     assert ok(west(region, "pub", "pay.late", "x"))
+
+
+def test_fence_first_lets_the_mirror_copy_what_its_origin_holds(region):
+    """--fence with the region answering and a mirror behind (west took 2 publishes since
+    the last copy): the origin is fenced, the mirror copies them, then it is promoted:
+    nothing is left on the old origin (no divergent tail) and nothing more is stored there.
+    Without the fence the same mirror is promoted 2 behind (the run's forced failover)."""
+    import shutil
+
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    ok(region("cluster", "up", "west"))
+    dd = DataDir(region.data)
+    try:  # (published by the engine itself: a command would end with a replication step)
+        js = JetStream(dd.open("west"), region.clock)
+        for i in range(2):
+            js.publish("orders.late", f"late{i}".encode())
+    finally:
+        dd.close()
+    unfenced = region.tmp / "unfenced"
+    shutil.copytree(region.data, unfenced)
+    d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    orders = next(o for o in d["objects"] if o["name"] == "ORDERS_EAST")
+    assert (orders["state"], orders["detail"]) == ("done", "origin ORDERS@west fenced first")
+    assert (orders["result"]["origin_pending"], orders["result"]["mirror_last_seq"],
+            orders["result"]["origin_last_seq"]) == (0, 5, 5), orders["result"]
+    held = doc(east(region, "stream", "view", "ORDERS_EAST", "-j"))
+    assert [m["subject"] for m in held] == ["orders.new"] * 3 + ["orders.late"] * 2
+    r = west(region, "pub", "orders.later", "x")
+    assert r.exit_code == 1 and "no stream matches subject orders.later" in r.stderr
+    # the same without --fence: promoted as it was, the 2 left behind on west
+    d = doc(region("--data-dir", str(unfenced), "--cluster", "east", "dr", "failover",
+                   "--from", "west", "-f", "-j"))
+    orders = next(o for o in d["objects"] if o["name"] == "ORDERS_EAST")
+    assert (orders["result"]["origin_pending"], orders["result"]["mirror_last_seq"]) == (2, 3)
+
+
+def _interrupt_after_the_fence(region, monkeypatch, name):
+    """A --fence run stopped by Ctrl-C after the origin of ``name`` was fenced, before its
+    promotion (the objects before it done)."""
+    from jetlink.core.dr import region as R
+
+    real = R._failover
+
+    def stop(backend, o, options, clock):
+        if o.name == name:
+            raise KeyboardInterrupt
+        return real(backend, o, options, clock)
+
+    monkeypatch.setattr(R, "_failover", stop)
+    r = east(region, "dr", "failover", "--from", "west", "--fence", "-f")
+    monkeypatch.setattr(R, "_failover", real)
+    return r
+
+
+def test_an_interrupt_between_a_fence_and_its_promotion_says_nothing_takes_the_writes(
+        region, monkeypatch):
+    """Ctrl-C after ORDERS@west was fenced and before ORDERS_EAST was promoted: exit 130,
+    and the line says nothing takes its writes until the re-run; the journal keeps the
+    fence as the run's, so the re-run promotes ORDERS_EAST (west's ORDERS stays fenced)."""
+    ok(region("cluster", "up", "west"))
+    r = _interrupt_after_the_fence(region, monkeypatch, "ORDERS_EAST")
+    assert r.exit_code == 130, r.output
+    assert r.stderr == (
+        "jetlink: interrupted: the region failover of west stopped with 1 of 3 objects ended "
+        "(kv CONFIG@east); 1 under way (stream ORDERS_EAST@east: its failover may have "
+        "finished); the origin of stream ORDERS_EAST@east is fenced and it is not promoted "
+        "yet: nothing takes its writes until the re-run promotes it; run the same command "
+        "again to finish it (its journal keeps where it stopped)\n")
+    from jetlink.core.dr.positions import key_for
+
+    key = f"failover.west.{key_for('stream:ORDERS_EAST@east')}"
+    mark = json.loads(ok(east(region, "kv", "get", "JETLINK_REGIONS", key, "--raw")).stdout)
+    assert (mark["state"], mark["fenced"]) == ("running", ["orders.>"]), mark
+    # dr check: nothing takes orders.> now, CRITICAL
+    check = east(region, "dr", "check", "ORDERS_EAST")
+    assert check.exit_code == 2 and (
+        "Crit:ORDERS_EAST@east: Origin ORDERS in cluster west is fenced: it takes no "
+        "writes (orders.> recorded) and this mirror copies nothing new; unless a stream "
+        "promoted elsewhere took them, nothing takes them: run the failover that fenced it "
+        "again (jetlink dr failover --fence)") in check.stdout, check.stdout
+    d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    assert {o["name"]: o["state"] for o in d["objects"] if o["state"] != "listed"} == {
+        "CONFIG": "done earlier", "ORDERS_EAST": "done", "PAY": "done"}, d
+    assert doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))["config"]["subjects"] == \
+        ["orders.>"]
+    assert doc(west(region, "stream", "info", "ORDERS", "-j"))["config"]["subjects"] == \
+        ["$JETLINK.fenced.ORDERS"]
+    assert {(o["name"], o["action"]) for o in d["fence"]["objects"]} >= {
+        ("ORDERS", "fenced"), ("PAY", "fenced")}, d["fence"]
+
+
+def test_skipping_an_object_whose_origin_the_stopped_run_fenced_unfences_it(region,
+                                                                             monkeypatch):
+    """The run stopped between ORDERS@west's fence and ORDERS_EAST's promotion; the re-run
+    with --skip ORDERS_EAST leaves it a mirror and gives ORDERS@west its subjects back (the
+    skip leaves the object as it was before the run): the dry run says so and changes
+    nothing, the run does it."""
+    ok(region("cluster", "up", "west"))
+    assert _interrupt_after_the_fence(region, monkeypatch, "ORDERS_EAST").exit_code == 130
+    skip = ("dr", "failover", "--from", "west", "--fence", "--skip", "ORDERS_EAST")
+    before = data_dir_bytes(region.data, databases_only=True)
+    dry = doc(east(region, *skip, "--dry-run", "-j"))
+    assert data_dir_bytes(region.data, databases_only=True) == before
+    said = ("--skip ORDERS_EAST; its origin ORDERS@west, fenced by the run that stopped, is "
+            "unfenced: it takes its writes again")
+    assert next(o["detail"] for o in dry["objects"] if o["name"] == "ORDERS_EAST") == said
+    d = doc(east(region, *skip, "-f", "-j"))
+    assert {o["name"]: (o["state"], o["detail"]) for o in d["objects"]
+            if o["name"] == "ORDERS_EAST"} == {"ORDERS_EAST": ("skipped", said)}
+    cfg = doc(west(region, "stream", "info", "ORDERS", "-j"))["config"]
+    assert cfg["subjects"] == ["orders.>"], cfg
+    assert "jetlink.fenced_subjects" not in (cfg.get("metadata") or {}), cfg
+    assert "mirror" in doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))["config"]
+    ok(west(region, "pub", "orders.after", "x"))
 
 
 def test_fence_of_a_region_that_does_not_answer_warns_and_exits_0(region):
@@ -1320,7 +1445,7 @@ def test_an_interrupt_of_a_large_region_names_the_first_few_objects_ended(capsys
 
     # (the plan as a run stopped part-way leaves it: RegionPlan.stopped)
     plan = SimpleNamespace(regions=["west"], stopped=lambda: (
-        objs([f"S{i}@east" for i in range(28)]), objs(["S28@east"]), []))
+        objs([f"S{i}@east" for i in range(28)]), objs(["S28@east"]), [], []))
     with pytest.raises(typer.Exit) as stop:
         _interrupted(App(), "failover", plan, 30)
     assert stop.value.exit_code == 130

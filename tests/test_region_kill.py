@@ -34,7 +34,7 @@ from jetlink.cli.main import app
 STREAMS = {"S1": 2, "S2": 5, "S3": 0, "S4": 6}  # stream -> the ack floor of its consumer c
 MSGS = 6
 KEYS = {"a": "1", "b": "2", "c": "3"}
-KILLS_FAILOVER, KILLS_FAILBACK = 20, 10
+KILLS_FAILOVER, KILLS_FAILBACK, KILLS_FENCED = 20, 10, 10
 TAIL = "S1"  # the one old origin with a divergent tail (messages east never copied)
 
 
@@ -133,13 +133,13 @@ def region(tmp_path_factory):
     return w, want, tmp
 
 
-def _work(w: World, tmp: Path, args: list[str]) -> float:
+def _work(w: World, tmp: Path, args: list[str], name: str = "") -> float:
     """How long an unkilled run on a copy of ``w`` works: from when it printed its plan (the
     work starts: the plan is read, start-up and imports are over) to when it printed its
     last object's line (its output unbuffered)."""
     took = []
     for i in range(2):  # the shorter of two: a busy machine only makes a run longer
-        trial = w.copy(tmp / f"timed-{args[3]}-{i}")
+        trial = w.copy(tmp / f"timed-{name or args[3]}-{i}")
         t0 = time.monotonic()
         p = trial.spawn(*args)
         assert p.stdout is not None
@@ -174,7 +174,7 @@ FAILOVER = ["--cluster", "east", "dr", "failover", "--from", "west", "-f"]
 
 def _assert_failed_over(w: World, want: dict) -> None:
     """Every object promoted once with its subjects, every consumer placed once at its ack
-    floor + 1, no message lost or duplicated."""
+    floor + 1, no message lost or duplicated (``want``: what each holds)."""
     for s, floor in STREAMS.items():
         cfg = w.config("east", f"{s}_EAST")
         assert "mirror" not in cfg and cfg["subjects"] == [f"{s.lower()}.>"], cfg
@@ -187,12 +187,74 @@ def _assert_failed_over(w: World, want: dict) -> None:
         assert (c["deliver_policy"], c["opt_start_seq"]) == ("by_start_sequence", floor + 1), c
         # the next delivery is ack floor + 1: nothing past it delivered or acknowledged
         assert (cons["c"]["ack_floor"]["stream_seq"], cons["c"]["num_pending"]) == (
-            floor, MSGS - floor), cons["c"]
+            floor, len(want[f"{s}_EAST"]) - floor), cons["c"]
     cfg = w.config("east", "KV_CFG")
     assert "mirror" not in cfg and cfg["subjects"] == ["$KV.CFG.>"], cfg
     assert w.contents("east", "KV_CFG") == want["KV_CFG"]
     for k, v in KEYS.items():
         assert w.ok("--cluster", "east", "kv", "get", "CFG", k, "--raw").stdout == v
+
+
+@pytest.fixture(scope="module")
+def region_up(region):
+    """The region before a planned failover: west up, and two messages a stream and a key
+    stored on west since east last copied (published by the engine itself: a command would
+    end with a replication step); what east must hold after a fenced failover: all of it."""
+    from jetlink.core.clock import SystemClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    w, _, tmp = region
+    u = w.copy(tmp / "up")
+    u.ok("cluster", "up", "west")
+    dd = DataDir(u.data)
+    try:
+        js = JetStream(dd.open("west"), SystemClock())
+        for s in STREAMS:
+            for i in range(2):
+                js.publish(f"{s.lower()}.x", f"{s}-late{i + 1}".encode())
+        js.publish("$KV.CFG.d", b"4")
+    finally:
+        dd.close()
+    want = {f"{s}_EAST": u.contents("west", s) for s in STREAMS}
+    want["KV_CFG"] = u.contents("west", "KV_CFG")
+    for s in STREAMS:
+        assert len(want[f"{s}_EAST"]) == MSGS + 2
+        assert len(u.contents("east", f"{s}_EAST")) == MSGS  # behind by 2
+    return u, want, tmp
+
+
+def test_a_fenced_failover_killed_anywhere_loses_nothing_and_stores_nothing_twice(region_up):
+    """``--fence`` with the region up and east behind: killed at random moments (before,
+    during or after an origin's fence, its copy, its promotion) and run again, every object
+    is promoted once holding all its origin held (nothing left behind on west), every
+    consumer placed once, and every west origin fenced: nothing more is stored there."""
+    w, want, tmp = region_up
+    args = [*FAILOVER, "--fence"]
+    rng = random.Random(20261201)
+    work = _work(w, tmp, args, "fenced")
+    met: dict[str, int] = {}
+    for i in range(KILLS_FENCED):
+        trial = w.copy(tmp / f"fenced-{i}")
+        delay = rng.uniform(0, work * 1.1)
+        what = _kill_and_rerun(trial, args, delay)
+        fenced = sum(1 for s in [*STREAMS, "KV_CFG"]  # origins fenced, mirrors not promoted
+                     if trial.config("west", s)["subjects"] == [f"$JETLINK.fenced.{s}"]
+                     and "mirror" in trial.config("east", "KV_CFG" if s == "KV_CFG"
+                                                  else f"{s}_EAST"))
+        met[f"{what}, {fenced} fenced first"] = met.get(f"{what}, {fenced} fenced first", 0) + 1
+        again = trial.doc(*args)
+        assert again["complete"] is True and again["failed"] == [], (delay, again)
+        assert again["fence"]["complete"] is True, (delay, again["fence"])
+        _assert_failed_over(trial, want)
+        for s in STREAMS:
+            assert trial.config("west", s)["subjects"] == [f"$JETLINK.fenced.{s}"], delay
+        assert trial.config("west", "KV_CFG")["subjects"] == ["$JETLINK.fenced.KV_CFG"]
+        r = trial("--cluster", "west", "pub", "s1.x", "after")
+        assert r.exit_code == 1 and "no stream matches subject s1.x" in r.stderr, r.stderr
+        assert trial.doc(*args)["nothing_to_do"] is True
+        assert _journal(trial, "failover") == "finished"
+    print(f"fenced failover kills (delays 0..{work * 1.1:.3f}s after the plan): {met}")
 
 
 def _state(w: World) -> dict:

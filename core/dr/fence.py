@@ -145,8 +145,8 @@ def _verb(kind: str) -> str:
 
 @dataclass
 class _Promoted:
-    """A failed-over stream or bucket on one side: its name as the verbs take it, its
-    old origin and that origin's region."""
+    """A failed-over stream or bucket on one side (or a mirror a failover is about to
+    promote): its name as the verbs take it, its (old) origin and that origin's region."""
 
     kind: str  # "stream" | "kv"
     shown: str  # the stream, or the bucket
@@ -465,6 +465,62 @@ def fence_promoted(site: Any, stream: str, side: str) -> FenceItem | None:
     return item
 
 
+def origin_item(site: Any, stream: str, side: str) -> FenceItem | None:
+    """The origin of the mirror ``stream`` of ``site`` (the side ``side``) as it is now, as
+    :func:`plan_fence` reads an old origin (to fence, fenced already, unreachable): what
+    ``dr failover --fence`` fences before it promotes the mirror (:func:`fence_item`), so
+    that the mirror can copy all its origin holds and no publish is stored on both sides;
+    None when ``stream`` is no mirror of another region's stream."""
+    info = site.js.stream_info(stream)
+    cfg = info.config
+    if cfg.mirror is None:
+        return None
+    region = _region(site, cfg)
+    if region == site.label:
+        return None
+    from ..kv import bucket_of_stream
+
+    kind = "kv" if cfg.mirror.name.startswith("KV_") else "stream"
+    shown = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
+    return _stream_item(_Promoted(kind, shown, cfg.name, site, cfg, int(info.state.last_seq),
+                                  region), side)
+
+
+def unfence(item: FenceItem) -> str | None:
+    """The fence of a mirror's origin made before the mirror's promotion (``dr failover
+    --fence``) undone, when the promotion failed or the mirror is left out: its origin takes
+    its writes again, as before the run (nothing else would take them). None when undone
+    (or it was not fenced), else why not."""
+    if item.kind == "topic" and item._cluster is None:
+        return item.detail or f"cluster {item.region} does not answer"
+    try:
+        if item.kind == "topic":
+            from ..kafka.acl_fence import unfence_topic
+
+            unfence_topic(item._cluster, item.name)
+            return None
+        p = item._promoted
+        assert p is not None
+        _facts, ojs = p.site.origin(p.was, p.last, count_pending=False)
+        if ojs is None:
+            return _facts.error or "the origin does not answer"
+        cfg = ojs.stream_info(item.stream).config
+        if fenced_subjects(cfg) is not None:
+            ojs.update_stream(without_fence(cfg))
+    except JetlinkError as err:
+        return one_line(err)
+    return None
+
+
+def fence_item(item: FenceItem) -> None:
+    """``item`` (to fence) fenced: a stream's subjects replaced, a topic's DENY WRITE added;
+    its action FENCED, or FAILED with why."""
+    if item.kind == "topic":
+        _fence_topic(item)
+    else:
+        _fence(item)
+
+
 _TOPIC_REFUSED = (
     "cluster {region} has no authorizer: a topic is fenced by a DENY WRITE ACL, which only a "
     "cluster that enforces ACLs applies; jetlink cluster authorizer {region} --enable first "
@@ -472,7 +528,7 @@ _TOPIC_REFUSED = (
 _TOPIC_FENCE = "DENY WRITE for User:* (host *) on topic {topic}"
 
 
-def _topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
+def topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
     """An old source topic of a failed-over mirror as it is now: to fence (a DENY WRITE
     ACL, core/kafka/acl_fence.py), already fenced, refused (no authorizer) or unreachable."""
     from ..kafka.acl_fence import is_fenced
@@ -486,13 +542,13 @@ def _topic_item(dd: Any, topic: str, region: str, to: str) -> FenceItem:
     if cl.down:
         item.detail = when_it_answers(f"cluster {region} is down", region)
         return item
+    item._cluster = cl
     if not AclStore(cl).settings().enabled:
         item.action, item.detail = REFUSED, _TOPIC_REFUSED.format(topic=topic, region=region)
     elif is_fenced(cl, topic):
         item.action, item.detail = ALREADY, _TOPIC_FENCE.format(topic=topic) + " there"
     else:
         item.action, item.detail = TO_FENCE, _TOPIC_FENCE.format(topic=topic)
-        item._cluster = cl
     return item
 
 
@@ -506,8 +562,16 @@ def _fence_topic(item: FenceItem) -> None:
         item.action, item.detail = FAILED, one_line(err)
         return
     item.action = FENCED if made else ALREADY
-    item.detail = _TOPIC_FENCE.format(topic=item.name) + (
-        ": producers get TOPIC_AUTHORIZATION_FAILED" if made else " there")
+    item.detail = fenced_detail(item) if made else \
+        _TOPIC_FENCE.format(topic=item.name) + " there"
+
+
+def fenced_detail(item: FenceItem) -> str:
+    """What a fenced old origin does now, as a report says it of one fenced by this run."""
+    if item.kind == "topic":
+        return _TOPIC_FENCE.format(topic=item.name) + (
+            ": producers get TOPIC_AUTHORIZATION_FAILED")
+    return FENCED_DETAIL
 
 
 def mirror_topics(dd: Any, cluster: str, clock: Clock) -> list[tuple[Any, str]]:
@@ -530,7 +594,7 @@ def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
                  ) -> tuple[list[FenceItem], set[str]]:
     """The stopped (failed-over or promoted) mirror topics of ``cluster``'s links whose
     source cluster is one of ``regions``, each with its old source topic
-    (:func:`_topic_item`); and every link's source cluster."""
+    (:func:`topic_item`); and every link's source cluster."""
     from ..kafka import mirror_model as mm
 
     out = []
@@ -538,7 +602,7 @@ def _topic_items(dd: Any, cluster: str, clock: Clock, regions: Sequence[str]
     for info, region in found:
         if info.mirror_status != mm.STOPPED or region not in regions:
             continue
-        out.append(_topic_item(dd, info.source_topic_name, region,
+        out.append(topic_item(dd, info.source_topic_name, region,
                                f"{info.link_name}/{info.mirror_topic_name}@{cluster}"))
     return out, {region for _info, region in found}
 
@@ -559,10 +623,7 @@ class FencePlan:
 
     def carry_out(self) -> FenceReport:
         for item in self.to_fence:
-            if item.kind == "topic":
-                _fence_topic(item)
-            else:
-                _fence(item)
+            fence_item(item)
         return FenceReport(self.regions, self.sides, self.items, False)
 
 

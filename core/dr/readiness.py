@@ -685,7 +685,15 @@ def _grade_origin(result: Result, report: Any, state: Mapping[str, Any],
     reading and ``mirror.active`` (-1: never seen)."""
     facts = report.origin
     origin = f"Origin {facts.stream} in {facts.where}"
-    if facts.reachable:
+    if facts.reachable and facts.fenced:
+        # (a region failover with --fence stopped between an origin's fence and its mirror's
+        # promotion, core/dr/region.py: nothing takes the subjects until it is run again)
+        result.critical(f"{origin} is fenced: it takes no writes ("
+                        f"{', '.join(facts.subjects or [])} recorded) and this mirror copies "
+                        "nothing new; unless a stream promoted elsewhere took them, nothing "
+                        "takes them: run the failover that fenced it again (jetlink dr "
+                        "failover --fence)")
+    elif facts.reachable:
         result.ok(f"{origin} answers")
         if failing:  # the origin answers and the mirror does not copy: stalled
             result.critical(f"Mirror failing: {failing}")

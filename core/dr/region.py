@@ -26,6 +26,11 @@ failback --from REGION``.
   tail written to ``DIR/object=<name>`` when ``--tail parquet:DIR`` gives one dataset for the
   region); a mirror topic through its link's ``failover``. Each is idempotent (a promotion
   record, a failback record): a re-run finishes what a killed run left.
+- **The fence** (``--fence``, a planned failover): each object's origin that answers is
+  fenced (core/dr/fence.py) before its object is promoted, the object copies what the
+  origin holds (at most :data:`CATCH_UP_SECONDS`), then it is promoted: no publish stored
+  on both sides, none left on the old origin only. The fence is journalled with its object
+  before it is made; an object that then fails, or a re-run skips, has it undone.
 - **The journal.** jetlink's own KV bucket :data:`BUCKET` on each DR side (never exported,
   planned or pruned, as the positions bucket: core/dr/positions.py ``OWN_STREAMS``) holds one
   record per run (key ``<action>.<region>``): the plan's objects and each one's state, written
@@ -47,8 +52,8 @@ from ..errors import ApiError, JetlinkError, UsageError, did_you_mean
 from .fence import (
     ALREADY,
     FENCED,
-    FENCED_DETAIL,
     Side,
+    fenced_detail,
     mirror_topics,
     refuse_side_addressed,
     refuse_unknown_region,
@@ -63,7 +68,7 @@ from .rules import _stamp, _was_mirror, one_line, origin_name
 if TYPE_CHECKING:  # pragma: no cover
     from ..backend import Backend
     from ..clock import Clock
-    from .fence import FenceReport
+    from .fence import FenceItem, FenceReport
     from .readiness import MirrorReadiness
 
 __all__ = ["BUCKET", "RegionObject", "RegionPlan", "RegionReport", "mirrored_from",
@@ -78,6 +83,10 @@ PLANNED, RUNNING, DONE, EARLIER, FAILED, SKIPPED, REFUSED, MANUAL = (
     "planned", "running", "done", "done earlier", "failed", "skipped", "refused", "manual")
 #: the journal record's format (a record of another version is refused, not guessed)
 VERSION = 1
+#: --fence: seconds a mirror is given to copy what its origin, fenced first, holds before
+#: it is promoted anyway (what it did not copy stays on the origin: the divergent tail,
+#: which failback saves); failback waits for a mirror as long (core/dr/failback.py)
+CATCH_UP_SECONDS = 30.0
 
 
 # --- the objects ---------------------------------------------------------------------------------
@@ -100,6 +109,12 @@ class RegionObject:
     status: str = "OK"  # dr check's grade of it (OK, WARNING, CRITICAL, UNKNOWN)
     link: str = ""  # a mirror topic's link
     promoted: bool = False  # a stream or bucket a promotion made (no mirror now)
+    # --fence: its origin as the fence before its promotion found it (core/dr/fence.py
+    # FenceItem: fenced now, or fenced already; None: not fenced first)
+    fence: Any = field(default=None, repr=False)
+    # the subjects its origin had when this run (or the stopped run it continues) fenced it
+    # before promoting it (journalled with its state: a re-run knows the fence is its own)
+    fenced_by_run: list[str] | None = None
 
     @property
     def key(self) -> str:
@@ -180,8 +195,8 @@ class Journal:
             if not _is_state(mark) or not isinstance(mark.get("key"), str):
                 raise self._damaged(key, "not a record jetlink wrote (an object's state)")
             if mark.get("run") == _run_of(doc):  # a mark of an earlier run: not ours
-                doc["objects"][mark["key"]] = {k: mark[k] for k in ("state", "at", "detail")
-                                               if k in mark}
+                doc["objects"][mark["key"]] = {k: mark[k] for k in ("state", "at", "detail",
+                                                                    "fenced") if k in mark}
         self.doc = doc
         return doc
 
@@ -213,7 +228,9 @@ class Journal:
         run), not the whole record again: a region of thousands of objects writes each
         once per change."""
         assert self.doc is not None
-        state = {"state": obj.state, "at": now, "detail": obj.detail}
+        state: dict[str, Any] = {"state": obj.state, "at": now, "detail": obj.detail}
+        if obj.fenced_by_run is not None:
+            state["fenced"] = obj.fenced_by_run
         with self._lock:
             self.doc["objects"][obj.key] = state
         if self.kv is None:
@@ -508,9 +525,6 @@ class RegionPlan:
         self.run_options = options  # what the objects' verbs are given
         #: the options as the report and the journal show them
         self.options = {k: v for k, v in options.items() if not k.startswith("_")}
-        # --fence: the old origins fenced as their objects were promoted (origin stream,
-        # region) -> (the object's key, the subjects they had) (:meth:`_fence_promoted`)
-        self._fenced_now: dict[tuple[str, str], tuple[str, list[str]]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -551,10 +565,10 @@ class RegionPlan:
         return report
 
     def _fence_preview(self) -> FenceReport:
-        """What ``--fence`` would do after the failover (the dry run's): each planned
-        object's old origin that answers now and takes writes is to be fenced; one that
-        does not answer is left for ``dr fence`` or ``dr watch --fence-on-return``."""
-        from .fence import TO_FENCE, UNREACHABLE, FenceItem, FenceReport, _topic_item
+        """What ``--fence`` would do (the dry run's): each planned object's origin that
+        answers now and takes writes is to be fenced, before its object is promoted; one
+        that does not answer is left for ``dr fence`` or ``dr watch --fence-on-return``."""
+        from .fence import TO_FENCE, UNREACHABLE, FenceItem, FenceReport, topic_item
         from .fencing import fence_subject
 
         dd = self.backend.either(data_dir=lambda d: d, server=lambda _js: None)
@@ -563,7 +577,7 @@ class RegionPlan:
             origin = o.plan.get("origin") or {}
             if o.kind == "topic":  # (a data directory's: a live server has no links)
                 if dd is not None:  # as dr fence will find it: to fence, or refused
-                    items.append(_topic_item(dd, o.origin, o.region, o.shown))
+                    items.append(topic_item(dd, o.origin, o.region, o.shown))
                 continue
             if origin.get("fenced"):
                 continue  # takes no writes already
@@ -595,6 +609,12 @@ class RegionPlan:
         report = self._report(False)
         if self.refused:
             return report
+        for o in self.objects:  # skipped now, fenced first by the stopped run: given back
+            if o.state == SKIPPED and o.fenced_by_run is not None:
+                said = self._unfence(o)
+                if o.fenced_by_run is not None:  # (its detail says it is unfenced: not so)
+                    o.detail = o.detail.split("; its origin ")[0] + said
+                self._mark(o)
         if not self.todo:
             if self.run_options.get("fence"):  # a re-run with --fence fences (again: a no-op
                 report.fence = self._fence()   # for what is fenced already)
@@ -641,12 +661,15 @@ class RegionPlan:
             self._run_level(runnable, on_event, lock)
         if self.run_options.get("fence"):
             report.fence = self._fence()
-            if report.fence is not None:  # the origins fenced with their objects: said so
+            if report.fence is not None:  # the origins fenced before their objects: said so
+                made = {_fenced_key(o.fence): o.fenced_by_run for o in self.objects
+                        if o.fence is not None and o.fenced_by_run is not None}
                 for item in report.fence.items:
-                    had = self._fenced_now.get((item.stream, item.region))
+                    had = made.get(_fenced_key(item))
                     if item.action == ALREADY and had is not None:
-                        item.action, item.detail = FENCED, FENCED_DETAIL
-                        item.subjects_before = had[1]
+                        item.action, item.detail = FENCED, fenced_detail(item)
+                        if item.kind != "topic":  # (a topic's fence changes no subjects)
+                            item.subjects_before = list(had)
         if not report.failed:
             end_ns = self.clock.now_ns()
             end = _stamp(end_ns)
@@ -657,24 +680,66 @@ class RegionPlan:
             report.finished = end
         return report
 
-    def _fence_promoted(self, o: RegionObject) -> None:
-        """``--fence``: ``o``'s old origin fenced as soon as ``o`` is promoted, as ``dr fence``
-        fences it (core/dr/fence.py), so that a publish is stored on both sides only in the
-        moment between the two, not until the region's last object is done. One that does
-        not answer, or whose fence fails, is left to the fence after the last object, which
-        reports it (topics too: a Kafka producer writes to one cluster, never to both)."""
-        from .fence import fence_promoted
+    def _fence_first(self, o: RegionObject) -> None:
+        """``--fence``: ``o``'s origin fenced before ``o`` is promoted, as ``dr fence`` fences
+        an old origin (core/dr/fence.py ``origin_item``, ``fence_item``): it takes no writes
+        from then on, so ``o`` can copy all it holds (:func:`_caught_up`) and no publish is
+        stored on both sides. An origin that does not answer now is promoted past (left to
+        the fence after the last object, which reports it); one whose fence fails fails
+        ``o``, not promoted: its origin keeps taking its writes. The fence is journalled
+        with ``o`` before it is made (:attr:`RegionObject.fenced_by_run`): a run stopped
+        anywhere after leaves it the re-run's to keep (the promotion) or undo."""
+        from .fence import FAILED as FENCE_FAILED
+        from .fence import TO_FENCE, fence_item
 
-        if o.kind == "topic" or not (o.plan.get("origin") or {}).get("reachable"):
+        item = self._origin_item(o)
+        if item is None:
             return
+        if item.action == TO_FENCE:
+            o.fenced_by_run = list(item.subjects_before or [])
+            o.detail = f"origin {item.name}@{item.region} fenced first"
+            self._mark(o)
+            fence_item(item)
+            if item.action == FENCE_FAILED:
+                o.fenced_by_run = None
+                raise JetlinkError(f"its origin {item.name}@{item.region} could not be fenced "
+                                   f"({item.detail}): not promoted, the origin keeps taking "
+                                   "its writes")
+        if item.action in (FENCED, ALREADY):
+            o.fence = item
+
+    def _origin_item(self, o: RegionObject) -> FenceItem | None:
+        """``o``'s origin as it is now (core/dr/fence.py): a stream's or bucket's when the
+        plan saw it answer, a topic's always; None when there is none to fence."""
+        from .fence import origin_item, topic_item
+
+        if o.kind == "topic":
+            return topic_item(self.backend.data_dir("dr failover"), o.origin, o.region,
+                              o.shown)
+        if not (o.plan.get("origin") or {}).get("reachable") and o.fenced_by_run is None:
+            return None
+        return origin_item(self.backend.site(o.cluster), o.stream, o.side)
+
+    def _unfence(self, o: RegionObject) -> str:
+        """``o`` failed (or is skipped) with its origin fenced by this run (or the stopped
+        run it continues) before its promotion: the fence undone, so its origin takes its
+        writes again as before the run (nothing else takes them); what to add to ``o``'s
+        detail. A fence this run did not make is left as found."""
+        from .fence import unfence
+
+        if o.fenced_by_run is None:
+            return ""
         try:
-            item = fence_promoted(self.backend.site(o.cluster), o.stream, o.side)
-        except JetlinkError:
-            return  # (said by the fence after the last object)
-        if item is not None and item.action == FENCED:
-            with self._lock:
-                self._fenced_now[(item.stream, item.region)] = (
-                    o.key, list(item.subjects_before or []))
+            item = o.fence if o.fence is not None else self._origin_item(o)
+            why = "it is no mirror now" if item is None else unfence(item)
+        except JetlinkError as err:
+            why = one_line(err)
+        name = f"{o.origin}@{o.region}"
+        if why is None:
+            o.fenced_by_run = None
+            return f"; its origin {name} unfenced: it takes its writes again"
+        return (f"; its origin {name} stays fenced ({why}): nothing takes its writes until "
+                "the same command is run again")
 
     def _fence(self) -> FenceReport | None:
         """``--fence``: every old origin of the region that answers now stops taking writes
@@ -695,19 +760,21 @@ class RegionPlan:
         except UsageError:
             return None
 
-    def stopped(self) -> tuple[list[RegionObject], list[RegionObject], list[RegionObject]]:
+    def stopped(self) -> tuple[list[RegionObject], list[RegionObject], list[RegionObject],
+                               list[RegionObject]]:
         """Where a run stopped part-way (Ctrl-C) left its objects: those that ended (done
         or failed), those under way (their verb may have finished: the re-run finds out),
-        and, with --fence, those done whose old origin is not fenced yet."""
+        and, with --fence, those done whose old origin is not fenced yet (it did not
+        answer, or its cluster has no authorizer) and those under way whose origin this run
+        fenced (nothing takes their writes until they are promoted)."""
         ended = [o for o in self.objects if o.state in (DONE, FAILED)]
         going = [o for o in self.objects if o.state == RUNNING]
-        unfenced = []
+        unfenced: list[RegionObject] = []
+        waiting: list[RegionObject] = []
         if self.action == FAILOVER and self.run_options.get("fence"):
-            with self._lock:
-                fenced = {key for key, _subjects in self._fenced_now.values()}
-            unfenced = [o for o in self.objects if o.state == DONE and o.kind != "topic"
-                        and o.key not in fenced]
-        return ended, going, unfenced
+            unfenced = [o for o in self.objects if o.state == DONE and o.fence is None]
+            waiting = [o for o in going if o.fenced_by_run is not None]
+        return ended, going, unfenced, waiting
 
     def _open(self) -> list[Journal]:
         """The journal records a run began and did not finish (killed, or an object failed)."""
@@ -749,15 +816,16 @@ class RegionPlan:
             o.state = RUNNING
             self._mark(o)
             try:
+                if self.action == FAILOVER and self.run_options.get("fence"):
+                    self._fence_first(o)
                 o.result = self._run(o)
                 o.state = DONE
-                if self.action == FAILOVER and self.run_options.get("fence"):
-                    self._fence_promoted(o)
             except JetlinkError as err:
                 o.state, o.detail = FAILED, one_line(err)
                 doc = getattr(err, "report", None)
                 if doc is not None and hasattr(doc, "to_json"):
                     o.result = doc.to_json()
+                o.detail += self._unfence(o)
             self._mark(o)
             if on_event is not None:
                 with lock:
@@ -778,6 +846,11 @@ class RegionPlan:
         if self.action == FAILOVER:
             return _failover(self.backend, o, self.run_options, self.clock)
         return _failback(self.backend, o, self.run_options)
+
+
+def _fenced_key(item: Any) -> tuple[str, str]:
+    """A fence item's origin: (its stream, or a topic's name; its region)."""
+    return (item.stream or item.name, item.region)
 
 
 def _naming(o: RegionObject) -> Any:
@@ -811,18 +884,43 @@ def _prepare(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
 
 def _failover(backend: Backend, o: RegionObject, options: dict[str, Any], clock: Clock
               ) -> dict[str, Any]:
+    """``o`` failed over by its verb's rules; when its origin was fenced first (``o.fence``),
+    after it copied what that origin holds (:func:`_caught_up`)."""
     if o.kind == "topic":
-        from ..kafka.mirrors import Mirrors
+        from ..kafka.mirrors import Mirrors, pump_links
 
         dd = backend.data_dir("dr failover")
         assert o.cluster is not None
+        if o.fence is not None:  # the fenced source topic's last records copied: one step
+            pump_links(dd, clock, clusters=[o.cluster], links={o.cluster: [o.link]})
         r = Mirrors(dd, o.cluster, clock).failover([o.stream], o.link)[0]
         if not r.ok and not r.already_stopped:
             raise JetlinkError(r.error_message or f"mirror topic {o.name} was not failed over")
         return r.to_json()
-    report = _prepare(backend, o, options).carry_out()
+    promotion = _caught_up(backend, o, options) if o.fence is not None else \
+        _prepare(backend, o, options)
+    report = promotion.carry_out()
     doc: dict[str, Any] = report.to_json()
     return doc
+
+
+def _caught_up(backend: Backend, o: RegionObject, options: dict[str, Any]) -> Any:
+    """``o``'s promotion prepared once it copied what its origin, fenced first, holds (what
+    it has not copied counted on the origin, ``origin_pending``, as ``stream promote``
+    reads it), or after :data:`CATCH_UP_SECONDS` whatever is left (the divergent tail,
+    which stays on the origin)."""
+    import time
+
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    site = backend.site(o.cluster)
+    while True:
+        promotion = _prepare(backend, o, options)
+        facts = promotion.facts
+        left = deadline - time.monotonic()
+        if promotion.rerun or not facts.reachable or not facts.pending or left <= 0 \
+                or facts.last_seq is None:
+            return promotion
+        site.settle(o.stream, int(facts.last_seq), min(0.5, left))
 
 
 def _tail_of(o: RegionObject, options: dict[str, Any]) -> str | None:
@@ -1169,11 +1267,30 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
     _dependencies(objects, infos)
     if action == FAILOVER:
         _plan_facts(backend, objects, infos, topology, clock, dd, options)
+        _fenced_by_stopped_run(objects, journals)
     _apply_skips(objects, skip, skip_unready)
     if action == FAILOVER:
         _one_primary(objects, skip_unready)
+        for o in objects:
+            if o.state == SKIPPED and o.fenced_by_run is not None:
+                o.detail += (f"; its origin {o.origin}@{o.region}, fenced by the run that "
+                             "stopped, is unfenced: it takes its writes again")
     return RegionPlan(backend, action, wanted, sides, objects, listed, journals,
                       {**options, "_topology": topology}, clock)
+
+
+def _fenced_by_stopped_run(objects: list[RegionObject], journals: dict[str, Journal]) -> None:
+    """The objects still to promote whose origin the stopped run this one continues fenced
+    before promoting them (its journal's ``fenced``): the fence is this run's to keep (the
+    promotion) or undo (the object fails, or is skipped now)."""
+    for o in objects:
+        j = journals.get(o.side)
+        if o.state not in (PLANNED, REFUSED) or j is None or j.doc is None \
+                or j.doc.get("finished"):
+            continue
+        had = (j.doc.get("objects") or {}).get(o.key, {}).get("fenced")
+        if isinstance(had, list) and all(isinstance(x, str) for x in had):
+            o.fenced_by_run = list(had)
 
 
 def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
@@ -1236,6 +1353,7 @@ def _apply_skips(objects: list[RegionObject], skip: Sequence[str], skip_unready:
         elif skip_unready and (o.state == REFUSED or o.status == "CRITICAL"):
             why = o.detail or "dr check grades it CRITICAL"
             o.state, o.detail = SKIPPED, f"--skip-unready: {why}"
+
     missing = [n for n, hit in names.items() if not hit]
     if missing:
         hint = did_you_mean(missing[0], sorted({o.name for o in objects}))
