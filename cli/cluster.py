@@ -80,12 +80,7 @@ def add(
         raise usage("--authorizer, --super-users and --allow-everyone-if-no-acl-found are for "
                     "a Kafka cluster (--kind kafka)")
     store = data_dir(app)
-    if authorizer or super_users is not None:  # checked before anything is created
-        from jetlink.core.kafka.acls import parse_principal
-
-        for user in (super_users or "").split(";"):
-            if user.strip():
-                parse_principal(user.strip(), field="super_users")
+    _checked_super_users(super_users)  # checked before anything is created
     info = store.add_cluster(name, kind=kind, description=description)
     if kind == "kafka":  # the Kafka tables belong to the cluster from its creation
         from jetlink.core.kafka.schema import create_schema
@@ -101,6 +96,23 @@ def add(
     doc = to_doc(info)
     _warn_commas(app, super_users)
     app.emit(doc, human=lambda a, d: output.line(a, f"Cluster {name} was created"))
+
+
+def _checked_super_users(super_users: str | None) -> None:
+    """--super-users as given: each principal TYPE:NAME, and at least one (an empty value,
+    or only ';', is what an unset variable in a runbook gives: it would drop every super
+    user, so it is refused; ``cluster authorizer --no-super-users`` clears them)."""
+    if super_users is None:
+        return
+    from jetlink.core.kafka.acls import parse_principal
+
+    users = [u.strip() for u in super_users.split(";") if u.strip()]
+    if not users:
+        raise usage(f"--super-users {super_users!r} names no principal (give 'User:a;User:b'; "
+                    "to remove every super user: jetlink cluster authorizer NAME "
+                    "--no-super-users)")
+    for user in users:
+        parse_principal(user, field="super_users")
 
 
 def _warn_commas(app: App, super_users: str | None) -> None:
@@ -121,6 +133,8 @@ def authorizer_cmd(
     disable: Annotated[bool, typer.Option(
         "--disable", help="Stop enforcing ACLs (the ACLs are kept).")] = False,
     super_users: SuperUsersOpt = None,
+    no_super_users: Annotated[bool, typer.Option(
+        "--no-super-users", help="Remove every super user (super.users empty).")] = False,
     allow_: Annotated[bool, typer.Option(
         "--allow-everyone-if-no-acl-found",
         help="Kafka's allow.everyone.if.no.acl.found=true: a resource without ACLs is "
@@ -133,7 +147,7 @@ def authorizer_cmd(
     """Show or change a Kafka cluster's authorizer.
 
     Without options: its settings. --enable makes the cluster enforce ACLs, --disable stops
-    it (its ACLs stay); --super-users replaces super.users.
+    it (its ACLs stay); --super-users replaces super.users, --no-super-users empties it.
     """
     from jetlink.core.kafka.acls import AclStore
 
@@ -145,6 +159,11 @@ def authorizer_cmd(
                            "--deny-if-no-acl-found")):
         if on and off:
             raise usage(f"give {a} or {b}, not both")
+    if no_super_users and super_users is not None:
+        raise usage("give --super-users or --no-super-users, not both")
+    _checked_super_users(super_users)
+    if no_super_users:
+        super_users = ""
     enable = True if enable_ else False if disable else None
     allow_everyone = True if allow_ else False if deny_ else None
     app.reading = enable is None and super_users is None and allow_everyone is None

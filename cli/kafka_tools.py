@@ -82,8 +82,10 @@ _PAIR_SPLIT = re.compile(r",(?=\s*[A-Za-z0-9_.\-]+=)")
 
 def split_pairs(values: list[str] | None) -> list[str]:
     """``--add-config k=v,k2=v2`` -> ``["k=v", "k2=v2"]``; a value keeps its own commas
-    (``consumer.offset.group.filters={...,...}``)."""
-    return [p.strip() for value in values or [] for p in _PAIR_SPLIT.split(value) if p.strip()]
+    (``consumer.offset.group.filters={...,...}``); trailing commas are dropped, as Kafka's
+    ConfigCommand drops them (Java's ``String.split`` removes trailing empty pieces)."""
+    return [p.strip() for value in values or [] for p in _PAIR_SPLIT.split(value.rstrip(","))
+            if p.strip()]
 
 
 def select_cluster(app: App, bootstrap_server: str | None, command_config: str | None, *,

@@ -370,6 +370,29 @@ def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
     assert "k" not in [c["name"] for c in doc(jl("cluster", "ls", "-j"))]
 
 
+@pytest.mark.parametrize("value", ["", ";;", " ; "])
+def test_an_empty_super_users_is_refused_and_no_super_users_clears_them(jl, value):
+    """An unset $SUPERS in a runbook gives --super-users '': refused (exit status 2, the
+    super users kept, no byte changed) on cluster add and authorizer alike;
+    --no-super-users is how they are removed."""
+    ok(jl("cluster", "add", "k", "--kind", "kafka", "--authorizer", "--super-users",
+          "User:admin"))
+    said = (f"jetlink: error: --super-users {value!r} names no principal (give "
+            "'User:a;User:b'; to remove every super user: jetlink cluster authorizer NAME "
+            "--no-super-users)\n")
+    before = data_dir_bytes(jl.data)
+    r = jl("cluster", "authorizer", "k", "--super-users", value)
+    assert (r.exit_code, r.stderr) == (2, said)
+    r = jl("cluster", "add", "k2", "--kind", "kafka", "--super-users", value)
+    assert (r.exit_code, r.stderr) == (2, said)
+    assert data_dir_bytes(jl.data) == before
+    r = jl("cluster", "authorizer", "k", "--super-users", "User:a", "--no-super-users")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: give --super-users or "
+                                          "--no-super-users, not both\n")
+    assert doc(jl("cluster", "authorizer", "k", "-j"))["super.users"] == "User:admin"
+    assert doc(jl("cluster", "authorizer", "k", "--no-super-users", "-j"))["super.users"] == ""
+
+
 def test_super_users_joined_with_commas_are_kept_with_a_warning(jl):
     """Kafka separates super.users with ';': ``User:alice,User:bob`` is one principal (kept, as
     Kafka keeps it) and a warning on stderr says so; a comma inside a name (a DN) is not

@@ -461,6 +461,11 @@ def test_links_actions_do_what_the_links_verbs_do(worlds, tmp_path):
           "consumer.offset.sync.ms=1000,cluster.link.prefix=w."],
          ["create", "M", "--source-cluster", "west", "--config", "consumer.offset.sync.ms=1000",
           "--config", "cluster.link.prefix=w."]),
+        # a trailing comma (a runbook's line) dropped, as Kafka's ConfigCommand drops it
+        (["--create", "--link", "M", "--cluster-id", "west", "--config",
+          "consumer.offset.sync.ms=1000,cluster.link.prefix=w.,"],
+         ["create", "M", "--source-cluster", "west", "--config", "consumer.offset.sync.ms=1000",
+          "--config", "cluster.link.prefix=w."]),
         (["--create", "--link", "L", "--cluster-id", "west"],
          ["create", "L", "--source-cluster", "west"]),
         (["--list"], ["ls"]),

@@ -1001,15 +1001,22 @@ def test_e2e_describe_of_no_mirror_without_link_makes_no_error_code_up(world, cl
 
 def test_e2e_a_url_naming_a_cluster_says_which_cluster_is_not_used(world, cli, server,
                                                                     tmp_path, monkeypatch):
-    """--rest-url .../v3/clusters/C names the cluster: an explicit --cluster (or
-    JETLINK_CLUSTER) that differs is not used, and a notice says so."""
+    """--rest-url .../v3/clusters/C names the cluster: a --cluster on the command line that
+    differs is refused (exit status 2, nothing sent: the ACL stays), as a --bootstrap-server
+    and a --cluster that differ are; a JETLINK_CLUSTER that differs is not used, and a
+    notice says so."""
     w = world()
     url = f"{server.url}/kafka/v3/clusters/{w.east}"
-    r = cli(tmp_path / "none", "--cluster", "other", "links", "--rest-url", url,
+    for verb in (("links", "--rest-url", url, "--rest-token", TOKEN, "ls"),
+                 ("mirrors", "--rest-url", url, "--rest-token", TOKEN, "failover", "orders",
+                  "--link", "L")):
+        r = cli(tmp_path / "none", "--cluster", "other", *verb)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", (
+            f"jetlink: error: the REST URL names cluster {w.east}, --cluster other another: "
+            "give one of them (or both naming the same)\n")), r.output
+    r = cli(tmp_path / "none", "--cluster", w.east, "links", "--rest-url", url,
             "--rest-token", TOKEN, "ls")
     assert r.exit_code == 0 and r.stdout.startswith("Link name: 'L'"), r.output
-    assert r.stderr == (f"jetlink: notice: the REST URL names cluster {w.east}: --cluster "
-                        "other is not used\n")
     monkeypatch.setenv("JETLINK_CLUSTER", "other")
     r = cli(tmp_path / "none", "links", "--rest-url", url, "--rest-token", TOKEN, "ls")
     assert r.stderr == (f"jetlink: notice: the REST URL names cluster {w.east}: "

@@ -236,6 +236,24 @@ def test_a_parameter_given_twice_is_refused(served):
                                       "updateKafkaLinkConfigBatch is given more than once"})
 
 
+def test_a_body_key_given_twice_is_refused_and_changes_nothing(served):
+    """A body naming a key twice is refused (400), never acted on with the last value: a
+    pause of ["orders"] then ["x"] pauses nothing."""
+    before = data_dir_bytes(served.data)
+    r = served.post(url("/east/links/L/mirrors:pause"), content=(
+        b'{"mirror_topic_names":["orders"],"mirror_topic_names":["x"]}'),
+        headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()) == (400, {
+        "error_code": 400, "message": "Request body: mirror_topic_names is given more than "
+                                      "once"})
+    r = served.put(url("/east/links/L/configs:alter"), content=(
+        b'{"data":[{"name":"acl.sync.ms","value":"1","name":"acl.sync.enable"}]}'),
+        headers={"Content-Type": "application/json"})
+    assert (r.status_code, r.json()["message"]) == (
+        400, "Request body: name is given more than once")
+    assert data_dir_bytes(served.data) == before
+
+
 def test_validate_only_yes_in_the_body_changes_no_config(served):
     r = served.put(url("/east/links/L/configs:alter"), json={
         "data": [{"name": "acl.sync.ms", "value": "7000"}], "validate_only": "yes"})

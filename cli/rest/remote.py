@@ -120,11 +120,17 @@ def open_client(app: App, settings: RestSettings) -> RestClient:
 
     named = rest_url_cluster(settings.url or "")
     source = parameter_source(app.ctx.find_root(), "cluster") if app.ctx is not None else None
-    if named and named != app.cluster and source in ("COMMANDLINE", "ENVIRONMENT"):
+    if named and named != app.cluster and source == "COMMANDLINE":
+        # two selectors of one command line naming two clusters: neither is guessed (a
+        # failover or an ACL removal made on the other cluster is not undone by a notice),
+        # as the Kafka tools refuse a --bootstrap-server and a --cluster that differ
+        raise UsageError(f"the REST URL names cluster {named}, --cluster {app.cluster} "
+                         "another: give one of them (or both naming the same)",
+                         field="cluster")
+    if named and named != app.cluster and source == "ENVIRONMENT":
         from jetlink.cli.output import notice
 
-        how = "--cluster" if source == "COMMANDLINE" else "JETLINK_CLUSTER"
-        notice(app, f"jetlink: notice: the REST URL names cluster {named}: {how} "
+        notice(app, f"jetlink: notice: the REST URL names cluster {named}: JETLINK_CLUSTER "
                     f"{app.cluster} is not used")
     try:
         client = RestClient(
