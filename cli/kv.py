@@ -529,7 +529,9 @@ def edit(
     the revisions a key holds, a TTL shorter than the oldest value's age) asks first on a
     terminal and, without one, is refused unless -f/--force (exit status 2, nothing
     changed), as stream edit. A bucket size at or below the bytes stored removes nothing
-    (a bucket discards new values): it is said, as every put is refused until it has room.
+    (a bucket discards new values): it is said, as a put is then refused until it has room
+    (but one replacing the oldest revision of a key at its history limit, as nats-server
+    allows).
     """
     from jetlink.core.errors import JetlinkError
 
@@ -591,8 +593,10 @@ def edit(
     full = status.config.max_bytes
     if "max_bytes" in values and 0 < full <= status.bytes:  # (discard new: nothing goes)
         output.notice(app, f"jetlink: warning: bucket {bucket} holds {status.bytes:,} bytes, "
-                           f"its maximum size {full:,}: every put is refused (maximum bytes "
-                           "exceeded, 10077) until values are deleted or it grows")
+                           f"its maximum size {full:,}: a put is refused (maximum bytes "
+                           "exceeded, 10077) until values are deleted or it grows, unless "
+                           "it replaces the oldest revision of a key at its history limit "
+                           "with no more bytes than the bucket's oldest value")
     if origins:
         _warn_missing_origins(app, kv, bucket)
 

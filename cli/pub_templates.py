@@ -46,6 +46,12 @@ _FIELDS = frozenset(("Count", "Cnt", "Unix", "UnixNano", "TimeStamp", "Time", "R
 Action = tuple[str, tuple[str, ...]]
 
 
+def _shown(name: str) -> str:
+    """A name of a template action as said in an error: bytes that are not UTF-8 (a binary
+    body read from stdin) as ``\\xNN``, never Python's surrogate escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _action(m: re.Match[str]) -> Action:
     """A template action checked: its function (or ``.Field``) name and arguments
     (TemplateError)."""
@@ -55,13 +61,13 @@ def _action(m: re.Match[str]) -> Action:
     name, args = words[0], words[1:]
     if name.startswith("."):
         if name[1:] not in _FIELDS:
-            raise TemplateError(f"can't evaluate field {name[1:]} (the fields: "
+            raise TemplateError(f"can't evaluate field {_shown(name[1:])} (the fields: "
                                 f"{', '.join('.' + f for f in sorted(_FIELDS))})")
         if args:
             raise TemplateError(f"can't give argument to non-function {name}")
         return name, ()
     if name not in _NAMES:
-        raise TemplateError(f'function "{name}" not defined')
+        raise TemplateError(f'function "{_shown(name)}" not defined')
     if name == "Random":
         if len(args) != 2 or not all(re.fullmatch(r"\d+", x) for x in args):
             raise TemplateError("Random takes two numbers: {{Random min max}}")

@@ -1141,17 +1141,23 @@ def test_promoting_a_filtered_mirror_warns_of_what_it_never_held(jl):
 
 def test_a_bucket_size_below_what_it_holds_removes_nothing_and_says_it_is_full(jl):
     """A bucket discards new values: a maximum size at or below its bytes removes nothing
-    (no question asked), and the edit says every put is refused until it has room."""
+    (no question asked), and the edit says a put is refused until it has room (but one
+    replacing a key's oldest revision at its history limit, as nats-server allows)."""
     assert jl("kv", "add", "FULL").exit_code == 0
     assert jl("kv", "put", "FULL", "a", "123456").exit_code == 0
     r = jl("kv", "edit", "FULL", "--max-bucket-size", "10")
     assert r.exit_code == 0, r.output
     assert r.stderr == ("jetlink: warning: bucket FULL holds 46 bytes, its maximum size 10: "
-                        "every put is refused (maximum bytes exceeded, 10077) until values "
-                        "are deleted or it grows\n")
+                        "a put is refused (maximum bytes exceeded, 10077) until values are "
+                        "deleted or it grows, unless it replaces the oldest revision of a key "
+                        "at its history limit with no more bytes than the bucket's oldest "
+                        "value\n")
     assert jl("kv", "get", "FULL", "a", "--raw").stdout == "123456"
     r = jl("kv", "put", "FULL", "b", "x")
     assert r.exit_code == 1 and "(10077)" in r.stderr
+    # the exception the warning names: a (history 1) replaced by a value no larger
+    ok(jl("kv", "put", "FULL", "a", "654321"))
+    assert jl("kv", "get", "FULL", "a", "--raw").stdout == "654321"
 
 
 def test_kv_edit_has_no_storage_option_as_natscli(jl):

@@ -190,6 +190,15 @@ def test_pub_templates(jl):
     assert (
         doc(jl("stream", "get", "ORDERS", "1", "-j"))["data"] == "e3tOb3BlfX0geA=="
     )  # kept as given
+    # a binary body from stdin whose bytes look like an action: its bytes said as \xNN
+    # (never Python's surrogate escapes), the body stored as it was
+    import base64
+
+    raw = b"x{{\xff\x89J}}y"
+    result = ok(jl("pub", "orders.new", input=raw))
+    assert result.stderr == ('Could not parse body template: function "\\xff\\x89J" not '
+                             'defined\n')
+    assert base64.b64decode(doc(jl("stream", "get", "ORDERS", "2", "-j"))["data"]) == raw
     # a header's template that does not parse is an error, nothing published (natscli's
     # parseStringsToHeader), where a body's or subject's only warns
     bad = jl("pub", "orders.new", "x", "-H", "X:{{Nope}}")
@@ -240,6 +249,14 @@ def test_pub_on_a_mirrors_side_names_the_mirrors_and_their_origins(jl):
         "is; --core would store it nowhere")
     assert mirror_hint([whole, filtered], "orders.us.1").startswith(
         "the mirrors here take no publishes (I of INV)")
+    # a KV mirror's origin captures $KV.<bucket>.> only; an origin here, its own subjects:
+    # neither is named for a subject they never take
+    kv = StreamConfig.from_json({"name": "KV_M", "mirror": {"name": "KV_ORIG"}})
+    inv = StreamConfig.from_json({"name": "INV", "subjects": ["inv.>"]})
+    assert mirror_hint([kv], "nothere.x") is None
+    assert mirror_hint([kv], "$KV.ORIG.a").startswith(
+        "the mirrors here take no publishes (KV_M of KV_ORIG)")
+    assert mirror_hint([inv, whole], "nothere.x") is None
 
 
 def test_pub_without_stream(jl):

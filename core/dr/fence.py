@@ -78,14 +78,31 @@ def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
 def mirror_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
     """Why no stream captures ``subject`` where mirrors are (the disaster-recovery side of
     streams): a mirror whose filters take the subject, named with its origin; else the
-    mirrors without filters (their origins' subjects are not known here), as the places a
-    publish may have meant; None when there is no mirror here."""
+    mirrors without filters whose origins' subjects may take it (not known here, or known
+    and taking it: a KV bucket's ``$KV.<bucket>.>``, an origin among ``configs``), as the
+    places a publish may have meant; None when there is no such mirror here."""
+    from ..config.kvnames import bucket_of_stream, kv_subjects
     from ..subjects import matches
+
+    configs = list(configs)
+    by_name = {c.name: c for c in configs}
 
     def origin(cfg: StreamConfig) -> str:
         m = cfg.mirror
         assert m is not None
         return m.name + (f" of {m.domain}" if m.domain else "")
+
+    def may_take(cfg: StreamConfig) -> bool:
+        """Whether the origin of ``cfg`` may capture ``subject``, as far as known here."""
+        m = cfg.mirror
+        assert m is not None
+        bucket = bucket_of_stream(m.name)
+        if bucket is not None:
+            return matches(kv_subjects(bucket), subject)
+        here = by_name.get(m.name) if not m.domain and m.external is None else None
+        if here is not None and here.mirror is None:
+            return any(matches(p, subject) for p in here.subjects)
+        return True
 
     unfiltered = []
     for cfg in configs:
@@ -93,7 +110,8 @@ def mirror_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
             continue
         filters = mirror_filters(cfg)
         if not filters:
-            unfiltered.append(cfg)
+            if may_take(cfg):
+                unfiltered.append(cfg)
         elif any(matches(f, subject) for f in filters):
             return (f"stream {cfg.name} here is a mirror of {origin(cfg)}, which takes no "
                     f"publishes: publish where {cfg.mirror.name} is; --core would store it "
