@@ -303,9 +303,10 @@ def edit(
     confirmation unless -f/--force. Without a terminal an edit that removes stored
     messages (tighter limits; interest retention with no consumer, which keeps none, as
     the server) is refused unless -f/--force (exit status 2, nothing changed), as every
-    destructive verb. --dry-run only shows the differences (exit status 0; with --json:
-    {"name", "changed", "diff", "config"}, the config without the server's _nats.*
-    metadata).
+    destructive verb. --dry-run only shows the differences and what of the stored messages
+    the edit would remove (exit status 0; with --json: {"name", "changed", "diff",
+    "config", "removes"}, the config without the server's _nats.* metadata, removes null
+    when it removes nothing).
     """
     app = App.of(ctx)
     js = open_jetstream(app)
@@ -325,11 +326,15 @@ def edit(
         new = apply_flags(old, flags)
     type(new).from_json(new.to_json())  # (the decoding's checks: text that is not UTF-8)
     diff = config_diff(name, public_config(old.to_json()), public_config(new.to_json()))
+    from jetlink.core.removal import removed_by
+
     if dry_run:
         # the config the edit asks for: the server-managed metadata (_nats.*) left out, as
-        # the diff leaves it, the same document whichever backend holds the stream
+        # the diff leaves it, the same document whichever backend holds the stream; and
+        # what the edit would remove of the stored messages (what makes it ask, or need -f)
         doc = {"name": name, "changed": bool(diff), "diff": diff,
-               "config": public_config(new.to_json())}
+               "config": public_config(new.to_json()),
+               "removes": (removed_by(js, name, old, new, now_ns()) or None) if diff else None}
         app.emit(doc, human=_render_dry_run)
         return
     if not diff:
@@ -346,8 +351,6 @@ def edit(
         # without a terminal an edit is applied as given, unless it removes stored messages
         # (a tighter limit, interest retention with no consumer): that, as every
         # destructive verb, needs -f/--force
-        from jetlink.core.removal import removed_by
-
         removes = removed_by(js, name, old, new, now_ns())
         if removes:
             output.confirm(app, "", force=False,
@@ -362,6 +365,9 @@ def _render_dry_run(app: App, doc: dict[str, Any]) -> None:
         return
     output.line(app, "Differences (-old +new):")
     output.line(app, doc["diff"])
+    if doc.get("removes"):
+        output.line(app, f"It removes stored messages: {doc['removes']} (the edit asks first "
+                         "on a terminal, and needs -f/--force without one)")
 
 
 @stream_app.command("copy")

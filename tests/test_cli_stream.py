@@ -1302,6 +1302,14 @@ def test_an_edit_that_removes_messages_needs_force_without_a_terminal(jl):
         assert res.stderr.endswith(
             "jetlink: error: no terminal to confirm on: pass -f/--force to edit stream O (it "
             f"removes stored messages: {why})\n"), res.stderr
+        # the dry run says it too (in its JSON: removes), and changes nothing
+        dry = ok(jl("stream", "edit", "O", *flags, "--dry-run"))
+        assert dry.stdout.splitlines()[-1] == (
+            f"It removes stored messages: {why} (the edit asks first on a terminal, and "
+            "needs -f/--force without one)"), dry.stdout
+        assert doc(jl("stream", "edit", "O", *flags, "--dry-run", "-j"))["removes"] == why
+    assert doc(jl("stream", "edit", "O", "--max-msgs", "100", "--dry-run", "-j"))[
+        "removes"] is None
     assert data_dir_bytes(jl.data) == before
     # limits that keep every message: applied as given
     assert doc(jl("stream", "edit", "O", "--max-msgs", "100", "-j"))["state"]["messages"] == 6
