@@ -802,7 +802,15 @@ _EDITED_BY_CONFIG = {
 # kv edit: natscli's --no-mirror makes a KV mirror a bucket of its own
 _KV_EDITED_BY = {"--no-mirror": "natscli's edit that removes a bucket's mirror is jetlink kv "
                                 "promote BUCKET (the mirror then takes writes as a bucket of "
-                                "its own)"}
+                                "its own)",
+                 "--storage": "a bucket's storage is fixed when it is created; kv edit can "
+                              "not change it",
+                 "--mirror": "a bucket's mirror is fixed when it is created (jetlink kv "
+                             "promote makes a KV mirror a bucket of its own)",
+                 "--mirror-domain": "a bucket's mirror is fixed when it is created (jetlink "
+                                    "kv promote makes a KV mirror a bucket of its own)",
+                 "--keys": "a KV mirror's keys are fixed when it is created",
+                 "--writable": "whether an aggregate takes writes is fixed when it is created"}
 
 
 def _fixed_at_creation(exc: Any, text: str) -> str | None:

@@ -392,6 +392,19 @@ def test_what_stream_edit_can_not_change_is_said_so(capsys, flag, what):
 
 
 @pytest.mark.parametrize(("flag", "said"), [
+    ("--storage", "a bucket's storage is fixed when it is created; kv edit can not change it"),
+    ("--mirror", "a bucket's mirror is fixed when it is created (jetlink kv promote makes a KV "
+                 "mirror a bucket of its own)"),
+    ("--keys", "a KV mirror's keys are fixed when it is created"),
+])
+def test_what_kv_edit_can_not_change_is_said_so(capsys, flag, said):
+    """kv add's options that kv edit has not: said why, not Click's closest options."""
+    code, out, err = call(capsys, "kv", "edit", "B", flag, "x", "-f")
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == f"jetlink: error: No such option: {flag}: {said}"
+
+
+@pytest.mark.parametrize(("flag", "said"), [
     ("--source", "a stream's sources are edited with the whole config: jetlink stream edit "
                  "STREAM --config FILE (stream info STREAM --json, its config changed)"),
     ("--mirror", "a stream's mirror is fixed when it is created (the server refuses a change "
