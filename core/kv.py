@@ -27,9 +27,10 @@ What a name opens (``KV.open``), in order:
    before jetlink followed nats.go's ``KV_<name>``): the read-only handle of ADR-8's RoKV (get,
    history, keys, watch, status work; put, create, update, delete, purge and revert are
    refused).
-3. A stream of the addressed cluster mirroring ``KV_<name>`` (a KV read replica, for
-   example after ``kv add MIRROR --mirror name --mirror-domain west``): the bucket ``<name>``
-   as seen from here. ``get`` is served by the mirror when the key is inside the mirror's
+3. A stream of the addressed cluster mirroring ``KV_<name>`` of another cluster (a KV read
+   replica, for example after ``kv add MIRROR --mirror name --mirror-domain west``): the
+   bucket ``<name>`` as seen from here (a mirror of a bucket of this cluster that was
+   removed is not: rule 4). ``get`` is served by the mirror when the key is inside the mirror's
    key filter (``Entry.served_by`` names the stream that answered); writes, watches, history
    and keys go to the origin bucket in its own cluster (ADR-8: "Writes and Watchers are
    transparently sent to the origin bucket").
@@ -659,6 +660,11 @@ class KV:
             if _mirrored_bucket(cfg) == name and cfg.mirror_direct:
                 assert cfg.mirror is not None
                 ocluster = _origin_cluster(cfg.mirror, self.cluster)
+                if ocluster == self.cluster:
+                    # its origin here is gone (KV_<name> is not among the streams): the
+                    # bucket was removed, as nats.go's KeyValue() finds; a mirror of it left
+                    # behind serves nothing in its name
+                    continue
                 return KeyValue(self, name, ocluster, stream, kind="bucket",
                                 replica=(cfg.name, _mirror_filter(cfg.mirror)))
         raise bucket_not_found(name, names)

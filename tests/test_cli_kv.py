@@ -743,6 +743,22 @@ def test_kv_mirror_with_key_filter(jl):
     assert doc(jl("kv", "get", "CONFIG", "flags.beta", "-j"))["served_by"] == "KV_CONFIG"
 
 
+def test_a_removed_bucket_is_not_found_though_a_mirror_of_it_remains(jl):
+    """A bucket removed with a KV mirror of it left in the same cluster: every verb says
+    bucket not found (nats.go's KeyValue()), never a value the mirror still holds served in
+    the removed bucket's name; the mirror answers in its own."""
+    ok(jl("kv", "add", "ORIG"))
+    ok(jl("kv", "put", "ORIG", "a", "1"))
+    ok(jl("kv", "add", "M", "--mirror", "ORIG"))
+    assert doc(jl("kv", "get", "ORIG", "a", "-j"))["served_by"] in ("KV_ORIG", "KV_M")
+    ok(jl("kv", "rm", "ORIG", "-f"))
+    for verb in (("get", "ORIG", "a"), ("info", "ORIG"), ("history", "ORIG", "a")):
+        r = jl("kv", *verb)
+        assert (r.exit_code, r.stderr) == (1, "jetlink: error: bucket not found (10059): "
+                                              "ORIG\n"), (verb, r.output)
+    assert ok(jl("kv", "get", "M", "a", "--raw")).stdout == "1"
+
+
 def test_an_aggregate_origin_that_is_not_there_is_warned_as_stream_add_warns(jl):
     """The server accepts an aggregate of an origin not there (it waits for it): the
     bucket is made, exit 0, one warning per missing origin on stderr (stdout is the
