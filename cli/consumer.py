@@ -562,7 +562,9 @@ def add(
 
     Takes natscli's flags or --config FILE. On a terminal it asks for what is not given,
     like natscli; without a terminal it never asks: give the flags (the error names the
-    missing ones) or --defaults (deliver all, ack explicit, no filter).
+    missing ones) or --defaults (deliver all, ack explicit, no filter). A consumer of that
+    name that exists is updated to the configuration given, as the server's
+    create-or-update (natscli's consumer add) does; what changed is said on stderr.
 
     --validate and --output FILE (natscli's) check the configuration with the server's rules
     for a consumer of STREAM (read, never changed): --validate prints it and says it is
@@ -635,8 +637,38 @@ def add(
             _checked_config(app, stream, cfg, out_file)
         return
     with _backoff_explained(cfg), _arguments_swapped(app, stream, name):
-        info = open_jetstream(app).add_consumer(stream, cfg)
+        js = open_jetstream(app)
+        before = _existing(js, stream, cfg.name or cfg.durable_name)
+        info = js.add_consumer(stream, cfg)
+    if before is not None:
+        _said_updated(app, stream, before, info)
     app.emit(to_doc(info), human=render_info)
+
+
+def _existing(js: Any, stream: str, name: str | None) -> Any:
+    """The consumer ``name`` of ``stream`` as it is before an add (None: there is none, or
+    no name): an add of an existing consumer updates it, as the server's create-or-update
+    (natscli's consumer add) does, and that is said (:func:`_said_updated`)."""
+    from jetlink.core.errors import ApiError
+
+    if not name:
+        return None
+    try:
+        return js.consumer_info(stream, name)
+    except ApiError:  # (not found, or the stream: the add says it)
+        return None
+
+
+def _said_updated(app: App, stream: str, before: Any, after: Any) -> None:
+    """A notice on stderr naming what an add changed of a consumer that existed (nothing
+    when its config is the same)."""
+    old, new = before.config.to_json(), after.config.to_json()
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        output.notice(app, f"jetlink: notice: consumer {after.name} of stream {stream} "
+                           f"existed: consumer add updated it (changed: {', '.join(changed)}), "
+                           "as the server's create-or-update does; consumer edit shows a "
+                           "change before making it")
 
 
 @contextlib.contextmanager

@@ -127,6 +127,21 @@ def jl(jl, cli_clock, utc):
 RESPONSE_METADATA = {"_nats.req.level": "0", "_nats.ver": "2.15.1", "_nats.level": "5"}
 
 
+def test_an_add_of_an_existing_consumer_updates_it_and_says_what_changed(jl):
+    """The server's create-or-update (natscli's consumer add): an add of a consumer that
+    exists with another configuration updates it, and a notice on stderr names what changed;
+    the same configuration again says nothing."""
+    ok(jl("consumer", "add", "ORDERS", "C", "--defaults"))
+    assert ok(jl("consumer", "add", "ORDERS", "C", "--defaults")).stderr == ""
+    r = ok(jl("consumer", "add", "ORDERS", "C", "--defaults", "--wait", "5s",
+              "--filter", "orders.new", "-j"))
+    assert r.stderr == ("jetlink: notice: consumer C of stream ORDERS existed: consumer add "
+                        "updated it (changed: ack_wait, filter_subject), as the server's "
+                        "create-or-update does; consumer edit shows a change before making "
+                        "it\n")
+    assert doc(jl("consumer", "info", "ORDERS", "C", "-j"))["config"]["ack_wait"] == 5 * SECOND
+
+
 def test_add_defaults(jl):
     assert doc(
         jl("consumer", "add", "ORDERS", "NEW", "--filter", "orders.new", "--defaults", "-j")
