@@ -67,6 +67,8 @@ def test_add_again_same_is_ok_different_is_10058(js):
     with pytest.raises(ApiError) as e:
         js.add_stream(cfg(max_msgs=5))
     assert err(e) == (400, 10058, "stream name already in use with a different configuration")
+    assert e.value.detail.endswith(": max_msgs 5 given, -1 stored (stream edit changes a "
+                                   "stream's configuration)"), e.value.detail
 
 
 def test_add_checks_config_and_overlap(js):

@@ -1225,6 +1225,38 @@ def check_stream_create(
         raise explain(err, cfg) from None
 
 
+def stored_differences(candidate: StreamConfig, current: StreamConfig) -> str | None:
+    """What a create of ``candidate`` (defaults filled in) gives otherwise than the stream
+    ``current`` holds, for the server's 10058 (``stream S: max_msgs 5 given, -1 stored``);
+    None when nothing but the server-managed metadata differs."""
+    import dataclasses
+    import json
+
+    from ..durations import format_duration
+
+    given = with_stored_level(candidate, current)
+    out = []
+    for f in dataclasses.fields(current):
+        a, b = getattr(given, f.name), getattr(current, f.name)
+        if f.name == "metadata":
+            a = {k: v for k, v in (a or {}).items() if not k.startswith("_nats.")}
+            b = {k: v for k, v in (b or {}).items() if not k.startswith("_nats.")}
+        if a == b:
+            continue
+        if f.metadata.get("go") == "time.Duration":
+            shown = [format_duration(x) if x else "none" for x in (a, b)]
+        else:
+            shown = [json.dumps(x.to_json() if hasattr(x, "to_json") else x,
+                                separators=(",", ":"), default=lambda v: getattr(
+                                    v, "to_json", lambda: str(v))())
+                     for x in (a, b)]
+        out.append(f"{f.metadata.get('json', f.name)} {shown[0]} given, {shown[1]} stored")
+    if not out:
+        return None
+    return (f"stream {current.name}: {'; '.join(out)} (stream edit changes a stream's "
+            "configuration)")
+
+
 def _check_stream_create(
     cfg: StreamConfig, existing: Mapping[str, StreamConfig] | Lookup, *, pedantic: bool = False,
     single_server: bool = True,
@@ -1262,7 +1294,9 @@ def _check_stream_create(
         same_sources = ("sources" in given_empty(cfg)) == ("sources" in given_empty(current))
         if candidate == current and same_sources:
             return current.copy()
-        raise nats_error("StreamNameExist", field="name")
+        err = nats_error("StreamNameExist", field="name")
+        err.detail = stored_differences(out, current) or err.detail
+        raise err
     _check_filters_on_add(out)
     clash = overlapping_stream(out.subjects, existing, None)
     if clash:

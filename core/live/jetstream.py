@@ -179,8 +179,23 @@ class LiveJetStream(LiveConsumers):
         try:
             return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
         except ApiError as err:
+            if err.err_code == 10058:
+                self._name_the_differences(err, checked)
             raise self._name_the_overlap(name_the_field(err, cfg), checked.subjects,
                                          cfg.name) from None
+
+    def _name_the_differences(self, err: ApiError, checked: StreamConfig) -> None:
+        """The server's 10058 does not say what differs; the embedded engine's rule
+        (core/config/validate.py ``stored_differences``) over the stored config does."""
+        from ..config.validate import stored_differences
+
+        try:
+            current = self.stream_info(checked.name).config
+        except JetlinkError:
+            return  # (the refusal as it came)
+        said = stored_differences(checked, current)
+        if said:
+            err.detail = said
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> LiveStreamInfo:
         from ..config.validate import check_stream_update

@@ -654,14 +654,17 @@ def test_completion_follows_the_live_target(live, tmp_path):
 def test_server_only_config_refusals_name_the_field_on_both_backends(live, tmp_path):
     """Replicas on a single server (10074) and a name in use with another config (10058)
     are the server's to refuse; live, the refusal names the field and value as the engine
-    does (the code and text stay the server's)."""
+    does (the code and text stay the server's): for 10058, what differs from the stored
+    configuration."""
     data = tmp_path / "d"
     for run in (lambda *a: jl(live.url, *a), lambda *a: jl_data(data, *a)):
         ok(run("stream", "add", "NAMED", "--subjects", "named.>", "--defaults"))
-        res = run("stream", "add", "NAMED", "--subjects", "other.>", "--defaults")
+        res = run("stream", "add", "NAMED", "--subjects", "other.>", "--defaults",
+                  "--max-age", "1h")
         assert (res.exit_code, res.stderr) == (1, (
             "jetlink: error: stream name already in use with a different configuration "
-            '(10058): name = "NAMED"\n'))
+            '(10058): stream NAMED: subjects ["other.>"] given, ["named.>"] stored; max_age '
+            "1h0m0s given, none stored (stream edit changes a stream's configuration)\n"))
         res = run("kv", "add", "R3", "--replicas", "3")
         assert (res.exit_code, res.stderr) == (1, (
             "jetlink: error: replicas > 1 not supported in non-clustered mode (10074): "
