@@ -14,6 +14,7 @@ context's ``rest_url``) ``acls add|ls|rm`` call REST v3's ACL operations instead
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -149,6 +150,7 @@ def add(
     store = _store(app, remote=True)
     store.require()
     made = store.add(bindings)
+    _warn_unmatched(app, bindings)
 
     def human(a: App, _d: Any) -> None:
         for b in bindings:
@@ -460,6 +462,8 @@ def kafka_acls(
     if action == "--add":
         plan = _add_plan(per_resource, entries, pattern_type)
         _kafka_add(app, _enforcing(app), plan)
+        _hosts_unused(app, allow_principal, deny_principal, allow_host, deny_host)
+        _warn_unmatched(app, [b for wanted in plan for b in wanted])
     else:
         filters = _remove_filters(per_resource, entries, pattern_type)
         _kafka_remove(app, _enforcing(app), filters, force)
@@ -505,6 +509,31 @@ def _enforcing(app: App) -> Any:
     store = _store(app)
     store.require()
     return store
+
+
+def _warn_unmatched(app: App, bindings: Sequence[Any]) -> None:
+    """A warning on stderr per principal or host of the ACLs added that matches no client
+    (core/kafka/acls.py ``binding_warnings``): Kafka takes them, and says nothing."""
+    from jetlink.core.kafka.acls import binding_warnings
+
+    for text in binding_warnings(bindings):
+        output.notice(app, f"jetlink: warning: {text}")
+
+
+def _hosts_unused(app: App, allow_p: list[str] | None, deny_p: list[str] | None,
+                  allow_h: list[str] | None, deny_h: list[str] | None) -> None:
+    """kafka-acls's hosts belong to their side (AclCommand getHosts): an --allow-host
+    without --allow-principal (or a --deny-host without --deny-principal) is not used, and
+    a --deny-principal without --deny-host denies from every host whatever --allow-host
+    says. Kafka says neither; a warning on stderr does."""
+    for hosts, principals, side in ((allow_h, allow_p, "allow"), (deny_h, deny_p, "deny")):
+        if hosts and not principals:
+            output.notice(app, f"jetlink: warning: --{side}-host {', '.join(hosts)} is not "
+                               f"used: it is the host of --{side}-principal, and none is given")
+    if deny_p and allow_h and not deny_h:
+        output.notice(app, "jetlink: warning: --deny-principal without --deny-host denies "
+                           "from every host (*): --allow-host is the host of "
+                           "--allow-principal only")
 
 
 def _entries(allow_p: list[str] | None, deny_p: list[str] | None, allow_h: list[str] | None,

@@ -188,7 +188,9 @@ def add(
     natscli's StreamSource JSON object for filters, transforms and start positions, e.g.
     --source '{"name":"ORDERS","filter_subject":"orders.eu.>"}'. No subjects are asked for
     then (nor a duplicate window for a mirror). Every command that writes runs one
-    replication step, so the new stream fills at once; jetlink replicate copies a backlog.
+    replication step when it ends, so the new stream fills at once (after the info printed,
+    which shows it as created: stream info shows what it copied); jetlink replicate copies a
+    backlog.
 
     Sizes: 512MB, 1GB, -1 (unlimited), 1024-based. Durations: 90s, 2m30s, 1h, 7d.
 

@@ -528,3 +528,30 @@ def test_kafka_acls_remove_asks_per_resource_filter_and_reads_the_answer_on_stdi
     assert r.stdout == ("Are you sure you want to delete all ACLs for resource filter "
                         f"`{PATTERN}`? (y/n)\n")
     assert doc(jl("--cluster", "kw", "acls", "ls", "-j"))["data"] == []
+
+
+@pytest.mark.parametrize(("args", "warnings"), [
+    (("acls", "add", "--principal", "user:alice", "--operation", "Read", "--topic", "orders"),
+     ["principal 'user:alice' has the type 'user': Kafka's is 'User' (compared "
+      "case-sensitively), so this ACL matches no client; meant User:alice?"]),
+    (("acls", "add", "--principal", "User:bob", "--operation", "Read", "--topic", "orders",
+      "--host", "10.0.0.0/8"),
+     ["host '10.0.0.0/8' is compared as one client address (Kafka's ACLs take an address or "
+      "*, no ranges or patterns), so this ACL matches no client"]),
+    (("kafka-acls", "--add", "--allow-principal", "User:x", "--operation", "Read", "--topic",
+      "orders", "--deny-host", "1.2.3.4"),
+     ["--deny-host 1.2.3.4 is not used: it is the host of --deny-principal, and none is "
+      "given"]),
+    (("kafka-acls", "--add", "--allow-host", "1.2.3.4", "--deny-principal", "User:y",
+      "--operation", "Read", "--topic", "orders"),
+     ["--allow-host 1.2.3.4 is not used: it is the host of --allow-principal, and none is "
+      "given", "--deny-principal without --deny-host denies from every host (*): "
+      "--allow-host is the host of --allow-principal only"]),
+    (("acls", "add", "--principal", "User:carol", "--operation", "Read", "--topic", "orders",
+      "--host", "10.1.2.3"), []),
+])
+def test_acls_kafka_takes_that_match_no_client_are_warned_about(kw, args, warnings):
+    """Kafka takes these ACLs and says nothing; each is added as Kafka adds it (exit status
+    0), and a warning on stderr says why it matches no client (or what a host flag did)."""
+    r = ok(kw(*args))
+    assert r.stderr.splitlines() == [f"jetlink: warning: {w}" for w in warnings]

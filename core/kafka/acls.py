@@ -183,6 +183,37 @@ def parse_principal(value: str, *, field: str = "principal") -> str:
     return text
 
 
+# Kafka's principal types as its authorizers compare them (case-sensitive: KafkaPrincipal
+# equals on type and name)
+_PRINCIPAL_TYPES = ("User", "Group")
+# what looks like an address range: Kafka compares an ACL's host with the client's address
+# as a string (AclAuthorizer / StandardAuthorizer), so a CIDR or a pattern matches nobody
+_HOST_RANGE = re.compile(r"[/*?\[]")
+
+
+def binding_warnings(bindings: Iterable[Any]) -> list[str]:
+    """A sentence per principal or host of ``bindings`` that Kafka takes but that matches no
+    client (each said once): a principal type written in another case (``user:alice``:
+    Kafka's are ``User:`` / ``Group:``, compared case-sensitively) and a host written as a
+    range (``10.0.0.0/8``: compared as a string with the client's one address)."""
+    out: list[str] = []
+    for b in bindings:
+        kind = b.principal.partition(":")[0]
+        right = next((t for t in _PRINCIPAL_TYPES if t.lower() == kind.lower()), None)
+        if right is not None and kind != right:
+            said = (f"principal {b.principal!r} has the type {kind!r}: Kafka's is {right!r} "
+                    f"(compared case-sensitively), so this ACL matches no client; meant "
+                    f"{right}:{b.principal.partition(':')[2]}?")
+            if said not in out:
+                out.append(said)
+        if b.host != "*" and _HOST_RANGE.search(b.host):
+            said = (f"host {b.host!r} is compared as one client address (Kafka's ACLs take an "
+                    "address or *, no ranges or patterns), so this ACL matches no client")
+            if said not in out:
+                out.append(said)
+    return out
+
+
 # a comma followed by what starts a principal (TYPE:): a list joined with the wrong separator
 _COMMA_PRINCIPAL = re.compile(r",(?=\s*[A-Za-z][A-Za-z0-9_]*:)")
 
