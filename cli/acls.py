@@ -178,6 +178,20 @@ PatternOpt = Annotated[str, typer.Option(
     "--resource-pattern-type", metavar="TYPE",
     help="any, match (the ACLs that apply to the name: literal, * and prefixes), literal or "
     "prefixed.")]
+PrefixedOpt = Annotated[bool, typer.Option(
+    "--prefixed", help="The names are prefixes: --resource-pattern-type prefixed, as acls "
+    "add takes it.")]
+
+
+def _pattern(ctx: typer.Context, pattern_type: str, prefixed: bool) -> str:
+    """--resource-pattern-type, or --prefixed (acls add's flag); both refused unless they
+    agree."""
+    if not prefixed:
+        return pattern_type
+    if common.given(ctx, "pattern_type") and pattern_type.lower() != "prefixed":
+        raise common.usage(f"--prefixed and --resource-pattern-type {pattern_type}: give one "
+                           "of them")
+    return "prefixed"
 
 
 @acls_app.command("ls")
@@ -189,6 +203,7 @@ def ls(
     kafka_cluster: ClusterResOpt = False,
     transactional_id: TxnOpt = None,
     pattern_type: PatternOpt = "any",
+    prefixed: PrefixedOpt = False,
     rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -198,6 +213,7 @@ def ls(
     AclDataList (kind, data).
     """
     app = App.of(ctx)
+    pattern_type = _pattern(ctx, pattern_type, prefixed)
     filters = _filter_flags(principal, None, topic, group, kafka_cluster, transactional_id,
                             pattern_type, None, None)
     store = _store(app, remote=True)
@@ -218,6 +234,7 @@ def rm(
     kafka_cluster: ClusterResOpt = False,
     transactional_id: TxnOpt = None,
     pattern_type: PatternOpt = "literal",
+    prefixed: PrefixedOpt = False,
     permission: Annotated[str | None, typer.Option(
         "--permission", metavar="PERM", show_default=False,
         help="allow or deny (default both).")] = None,
@@ -236,6 +253,7 @@ def rm(
     is required. With --json: the bindings removed.
     """
     app = App.of(ctx)
+    pattern_type = _pattern(ctx, pattern_type, prefixed)
     if not _resources(topic, group, kafka_cluster, transactional_id, required=True):
         return
     filters = _filter_flags(principal, operation, topic, group, kafka_cluster,

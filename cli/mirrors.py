@@ -106,7 +106,9 @@ def create(
                      show_default=False),
     ] = None,
     validate_only: Annotated[
-        bool, typer.Option("--validate-only", help="Check every condition; create nothing.")
+        bool, typer.Option("--validate-only", "--dry-run",
+                           help="Check every condition; create nothing (--dry-run, as the "
+                           "other mirrors verbs and kafka-mirrors --create take it).")
     ] = False,
     rest_url: RestUrlOpt = None,
     json_output: JsonOption = False,

@@ -555,3 +555,23 @@ def test_acls_kafka_takes_that_match_no_client_are_warned_about(kw, args, warnin
     0), and a warning on stderr says why it matches no client (or what a host flag did)."""
     r = ok(kw(*args))
     assert r.stderr.splitlines() == [f"jetlink: warning: {w}" for w in warnings]
+
+
+def test_acls_ls_and_rm_take_add_s_prefixed(kw):
+    """acls add takes --prefixed; ls and rm take it too (--resource-pattern-type prefixed),
+    and refuse it with another --resource-pattern-type."""
+    ok(kw("acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "ord",
+          "--prefixed"))
+    ok(kw("acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "ord"))
+    got = doc(kw("acls", "ls", "--topic", "ord", "--prefixed", "-j"))
+    assert got == doc(kw("acls", "ls", "--topic", "ord", "--resource-pattern-type", "prefixed",
+                         "-j"))
+    assert [d["pattern_type"] for d in got["data"]] == ["PREFIXED"]
+    r = kw("acls", "rm", "--topic", "ord", "--prefixed", "--resource-pattern-type", "literal",
+           "-f")
+    assert (r.exit_code, r.stderr) == (2, "jetlink: error: --prefixed and "
+                                          "--resource-pattern-type literal: give one of them\n")
+    gone = doc(kw("acls", "rm", "--topic", "ord", "--prefixed", "-f", "-j"))
+    assert [d["pattern_type"] for d in gone["data"]] == ["PREFIXED"]
+    assert [d["pattern_type"] for d in doc(kw("acls", "ls", "--topic", "ord", "-j"))["data"]] \
+        == ["LITERAL"]

@@ -96,6 +96,8 @@ def test_read_only_actions_print_what_the_mirrors_verbs_print(worlds, kafka, ver
      ["create", "orders", "--link", "L", "--source-topic", "orders"], False),
     (["--create", "--mirror-topic", "orders", "--link", "L", "--dry-run"],
      ["create", "orders", "--link", "L", "--validate-only"], False),
+    (["--create", "--mirror-topic", "orders", "--link", "L", "--dry-run"],
+     ["create", "orders", "--link", "L", "--dry-run"], False),
     (["--create", "--mirror-topic", "nope", "--link", "L"], ["create", "nope", "--link", "L"],
      False),
     (["--create", "--mirror-topic", "orders", "--links", "L", "--config",
