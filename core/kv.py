@@ -69,8 +69,6 @@ and :class:`ReadOnlyBucketError` (a JetlinkError) for writes to a read-only hand
 from __future__ import annotations
 
 import base64
-import dataclasses
-import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -89,7 +87,7 @@ from .config.kvnames import (
     validate_key_filter,
 )
 from .config.stream import StreamConfig, StreamSource
-from .errors import ApiError, JetlinkError, json_default, not_found
+from .errors import ApiError, JetlinkError, not_found
 from .jetstream import JetStream
 from .messages import StoredMsg, StreamInfo, format_rfc3339_nano
 from .subjects import SubjectFilter
@@ -407,28 +405,15 @@ class KV:
     def _settings_differ(self, cfg: StreamConfig) -> str | None:
         """Which of the bucket's settings ``cfg`` (a create's) gives otherwise than its
         stream holds: ``bucket CFG: history 1 given, 5 stored``; None when not readable."""
+        from .config.codec import given_stored
         from .config.kv import KeyValueConfig
-        from .durations import format_duration
 
         try:
             stored = KeyValueConfig.from_stream_config(self.js().stream_info(cfg.name).config)
             given = KeyValueConfig.from_stream_config(cfg)
         except JetlinkError:
             return None
-        out = []
-        for f in dataclasses.fields(KeyValueConfig):
-            a, b = getattr(given, f.name), getattr(stored, f.name)
-            if f.name == "metadata":  # the server's own _nats.* keys are not a setting
-                a = {k: v for k, v in a.items() if not k.startswith("_nats.")}
-                b = {k: v for k, v in b.items() if not k.startswith("_nats.")}
-            if a == b:
-                continue
-            if f.name in ("ttl", "limit_marker_ttl"):
-                shown = [format_duration(x) if x else "none" for x in (a, b)]
-            else:
-                shown = [json.dumps(x, separators=(",", ":"), default=json_default)
-                         for x in (a, b)]
-            out.append(f"{f.name} {shown[0]} given, {shown[1]} stored")
+        out = given_stored(given, stored, durations=frozenset({"ttl", "limit_marker_ttl"}))
         if not out:
             return None
         return (f"bucket {given.bucket}: {'; '.join(out)} (kv edit changes a bucket's "

@@ -303,6 +303,30 @@ def decode(cls: type[T], doc: Any, *, strict: bool = False, struct: str | None =
     return obj
 
 
+def given_stored(given: Any, stored: Any, *, durations: frozenset[str] = frozenset()
+                 ) -> list[str]:
+    """Each field in which the config ``given`` (a create's, defaults filled in) differs
+    from ``stored``, as a refusal of the create says it: ``max_msgs 5 given, -1 stored``
+    (the server's own ``_nats.*`` metadata left out; a ``time.Duration`` field, or one named
+    in ``durations``, as a duration; the rest as compact JSON)."""
+    from ..durations import format_duration
+
+    out = []
+    for f in dataclasses.fields(stored):
+        a, b = getattr(given, f.name), getattr(stored, f.name)
+        if f.name == "metadata":  # the server's own _nats.* keys are not a setting
+            a = {k: v for k, v in (a or {}).items() if not k.startswith("_nats.")}
+            b = {k: v for k, v in (b or {}).items() if not k.startswith("_nats.")}
+        if a == b:
+            continue
+        if f.metadata.get("go") == "time.Duration" or f.name in durations:
+            shown = [format_duration(x) if x else "none" for x in (a, b)]
+        else:
+            shown = [json.dumps(x, separators=(",", ":"), default=json_default) for x in (a, b)]
+        out.append(f"{f.metadata.get('json', f.name)} {shown[0]} given, {shown[1]} stored")
+    return out
+
+
 def given_empty(obj: Any) -> frozenset[str]:
     """The JSON fields that were present but empty (``[]``/``{}``) when ``obj`` was decoded."""
     return getattr(obj, "_given_empty", frozenset())

@@ -1229,28 +1229,9 @@ def stored_differences(candidate: StreamConfig, current: StreamConfig) -> str | 
     """What a create of ``candidate`` (defaults filled in) gives otherwise than the stream
     ``current`` holds, for the server's 10058 (``stream S: max_msgs 5 given, -1 stored``);
     None when nothing but the server-managed metadata differs."""
-    import dataclasses
-    import json
+    from .codec import given_stored
 
-    from ..durations import format_duration
-
-    given = with_stored_level(candidate, current)
-    out = []
-    for f in dataclasses.fields(current):
-        a, b = getattr(given, f.name), getattr(current, f.name)
-        if f.name == "metadata":
-            a = {k: v for k, v in (a or {}).items() if not k.startswith("_nats.")}
-            b = {k: v for k, v in (b or {}).items() if not k.startswith("_nats.")}
-        if a == b:
-            continue
-        if f.metadata.get("go") == "time.Duration":
-            shown = [format_duration(x) if x else "none" for x in (a, b)]
-        else:
-            shown = [json.dumps(x.to_json() if hasattr(x, "to_json") else x,
-                                separators=(",", ":"), default=lambda v: getattr(
-                                    v, "to_json", lambda: str(v))())
-                     for x in (a, b)]
-        out.append(f"{f.metadata.get('json', f.name)} {shown[0]} given, {shown[1]} stored")
+    out = given_stored(with_stored_level(candidate, current), current)
     if not out:
         return None
     return (f"stream {current.name}: {'; '.join(out)} (stream edit changes a stream's "
