@@ -422,6 +422,11 @@ class NoStreamError(JetlinkError):
         super().__init__(f"no stream matches subject {clip(subject)}", field="subject")
         self.subject = subject
 
+    def to_dict(self) -> dict[str, Any]:
+        """With the status a real server's answer carries (503: no responders), so that a
+        script switching on the error's code sees one."""
+        return {"error": {"code": 503, "description": self.description}}
+
 
 def did_you_mean(name: str, names: Any) -> str | None:
     """"did you mean X?" with X the closest of ``names`` to ``name`` (one that differs only

@@ -273,6 +273,7 @@ def test_pub_without_stream(jl):
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout) == {
         "error": {
+            "code": 503,  # a real server's no responders
             "description": "no stream matches subject nowhere.x "
             "(use --core for a core NATS publish, without a stream)"
         }
