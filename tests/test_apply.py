@@ -283,6 +283,46 @@ def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
         "storage"] == "file"
 
 
+KAFKA_REFUSED = [
+    ("fewer partitions", ('partitions = 3\nconfigs = { "retention.ms"',
+                          'partitions = 2\nconfigs = { "retention.ms"'),
+     "topic orders in cluster kwest: the partition count can only grow (3 -> 2)"),
+    ("a link's source", ('cluster = "keast"\nsource_cluster = "kwest"',
+                         'cluster = "keast"\nsource_cluster = "kwest2"'),
+     "link dr in cluster keast: a link's source cluster can not change (delete and re-create "
+     "the link)"),
+    ("a mirror topic's link", ('[mirror_topics.orders]\ncluster = "keast"\nlink = "dr"',
+                               '[mirror_topics.orders]\ncluster = "keast"\nlink = "dr2"'),
+     "mirror_topic orders in cluster keast: a mirror topic's link, source topic and configs "
+     "can not change (delete and re-create it, or promote it)"),
+]
+
+
+@pytest.mark.parametrize(("what", "edit", "said"), KAFKA_REFUSED,
+                         ids=[w for w, _e, _s in KAFKA_REFUSED])
+def test_a_kafka_change_the_engine_refuses_refuses_the_plan_before_anything(
+        jl, tmp_path, what, edit, said):
+    """Fewer partitions, a link's source, a mirror topic's link: refused while planning
+    (exit status 3), the dry run too, and nothing changed: never a mirror topic deleted with
+    its records, a link left as it was under "Applied", an apply stopped half-way."""
+    more = ('\n[clusters.kwest2]\nkind = "kafka"\n[topics.orders2]\ncluster = "kwest2"\n'
+            'name = "orders"\npartitions = 3\n[links.dr2]\ncluster = "keast"\n'
+            'source_cluster = "kwest2"\n')
+    ok(jl("apply", write(tmp_path, BASE + more)))
+    ok(jl("--cluster", "kwest", "topic", "produce", "orders", input="a\nb\nc\n"))
+    ok(jl("replicate"))
+    before = data_dir_bytes(jl.data)
+    old, new = edit
+    assert old in BASE
+    changed = write(tmp_path, BASE.replace(old, new) + more, "changed.toml")
+    for extra in (["--dry-run"], []):
+        r = jl("apply", changed, *extra, "-j")
+        assert r.exit_code == 3, (what, extra, r.output)
+        problems = [p["description"] for p in doc(r)["plan"]["problems"]]
+        assert problems == [said], problems
+    assert data_dir_bytes(jl.data) == before
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ('keys = ["b.>"]', "keys"), ('origin_bucket = "CFG2"', "origin_bucket")])
 def test_a_kv_mirrors_refused_update_names_its_own_field(jl, tmp_path, change, field):

@@ -318,6 +318,11 @@ def _check_updates(ordered: list[Change], current_streams: dict[tuple[str, str],
     at = dict(current_streams)
     for c in ordered:
         if c.kind not in NATS_KINDS:
+            # a topic, link or mirror topic: its own rules (fewer partitions, a link's
+            # source, a mirror topic's link), which no earlier change of the plan moves
+            if c.action == "update" and c.kind in ("topic", "link", "mirror_topic"):
+                _check_update(c, current_streams, problems, single_server=single_server,
+                              before=at)
             continue
         if c.action == "update":
             _check_update(c, current_streams, problems, single_server=single_server,
