@@ -133,6 +133,14 @@ def sync(
         if not follow:
             results = sync_positions(site, store, mirrors or ())
         else:
+            lost = common.backend(app).gone()
+            if lost:  # its syncs would be written where no path leads: stopped, said
+                from jetlink.core.errors import JetlinkError
+
+                raise JetlinkError(f"{lost} while positions sync --follow ran: the positions "
+                                   "it syncs would be lost; stopped after "
+                                   f"{passes} pass{'' if passes == 1 else 'es'} (sync again "
+                                   "where the mirrors are)")
             try:
                 if site is None or store is None:  # after a failed pass: connected anew
                     site, store = common.open_site(app), common.open_positions(app)

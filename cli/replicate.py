@@ -409,6 +409,11 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
         while True:
             broken: list[Any] = []
             committed = []  # a new step: what its transactions commit, as they do
+            lost = store.gone()
+            if lost:  # a cluster removed under it: said once, its connection let go
+                output.notice(app, f"jetlink: warning: {lost}: nothing is replicated into "
+                                   "it any more")
+                store.close()
             try:
                 reports = pump(store, clock, max_msgs=FOLLOW_STEP_MAX_MSGS, broken=broken,
                                committed=committed)

@@ -124,6 +124,13 @@ class Backend(ABC):
         """Run the post-write step (when enabled and ``step``) and release everything
         opened."""
 
+    def gone(self) -> str | None:
+        """A sentence when what this backend opened was removed under it (an embedded
+        cluster's database, the data directory: what its connections write then goes
+        where no path leads), for a command that runs until stopped; None otherwise (a
+        live server: a lost connection is an error of its own)."""
+        return None
+
     def __enter__(self) -> Backend:
         return self
 
@@ -195,6 +202,9 @@ class EmbeddedBackend(Backend):
         if not step:
             self.step_enabled = False
         return self.store
+
+    def gone(self) -> str | None:
+        return None if self._store is None else self._store.gone()
 
     def check_space(self, count: int, msg_bytes: int) -> None:
         from .counts import check_space

@@ -1208,6 +1208,51 @@ def test_positions_sync_follow_retries_a_server_that_does_not_answer(jl, monkeyp
         "jetlink: error: authorization violation on nats://127.0.0.1:4222")
 
 
+def test_positions_sync_follow_stops_when_its_cluster_database_is_removed(jl, monkeypatch):
+    """The database positions sync --follow writes into removed under it: its next pass
+    would write where no path leads (the positions lost): it stops, exit status 1, saying
+    which file and how many passes it made."""
+    west_orders(jl)
+    ok(jl("--cluster", "west", "consumer", "add", "ORDERS", "c", "--defaults"))
+    backup(jl)
+    passes = []
+
+    def pause(_s):
+        passes.append(1)
+        if len(passes) == 2:  # after the second pass: the side's database removed
+            for f in jl.data.glob("local.db*"):
+                f.unlink()
+
+    monkeypatch.setattr("jetlink.cli.positions.sleep", pause)
+    r = jl("positions", "sync", "--follow", "--interval", "1s", "--count", "5")
+    assert r.exit_code == 1, r.output
+    assert r.stderr.splitlines()[-1] == (
+        f"jetlink: error: the database of cluster local ({jl.data / 'local.db'}) was removed "
+        "while positions sync --follow ran: the positions it syncs would be lost; stopped "
+        "after 2 passes (sync again where the mirrors are)")
+
+
+def test_replicate_follow_says_a_cluster_removed_under_it(jl, monkeypatch):
+    """A target cluster's database removed while replicate --follow runs: said once on
+    stderr (nothing is replicated into it any more), not a loop that goes silent; the
+    follow goes on for what is left."""
+    west_orders(jl)
+    backup(jl)
+
+    def gone():
+        for f in jl.data.glob("local.db*"):
+            f.unlink()
+
+    script = Script(jl, lambda: None, gone, lambda: None, lambda: None)
+    monkeypatch.setattr("jetlink.cli.replicate.sleep", script)
+    r = jl("replicate", "--follow")
+    assert r.exit_code == 130, r.output
+    said = [line for line in r.stderr.splitlines() if "was removed" in line]
+    assert said == [f"jetlink: warning: the database of cluster local "
+                    f"({jl.data / 'local.db'}) was removed: nothing is replicated into it "
+                    "any more"], r.stderr
+
+
 def test_interval_without_follow_is_a_usage_error(jl):
     """--interval is the pause of --follow; given alone it would be silently ignored."""
     res = jl("replicate", "--interval", "2s")

@@ -495,6 +495,8 @@ class Cluster:
         # Inside a write transaction (or opening one): a fault met then refuses the write
         # whole, and its line says nothing was written; a read's says nothing of writing.
         self._in_write = False
+        # (device, inode) of the file the connection opened (:meth:`gone`)
+        self._identity: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
         return f"Cluster({self.name!r}, {str(self.path)!r})"
@@ -533,6 +535,7 @@ class Cluster:
                     if now is None:
                         drop_side_files(self.path)
                     raise self._removed()
+                self._identity = (now.st_dev, now.st_ino)
                 if version > SCHEMA_VERSION:
                     conn.close()
                     raise JetlinkError(
@@ -554,6 +557,23 @@ class Cluster:
             self.readonly = ro
             self._conn = conn
         return self._conn
+
+    def gone(self) -> str | None:
+        """Whether the file this open connection reads and writes is still at its path: a
+        sentence when it was removed (or replaced) since (what the connection writes then
+        goes where no path leads: a long-running command stops, core/backend.py
+        ``Backend.gone``); None when it is, or nothing is open."""
+        if self._conn is None or self._identity is None:
+            return None
+        try:
+            now = os.stat(self.path)
+        except FileNotFoundError:
+            return f"the database of cluster {self.name} ({self.path}) was removed"
+        except OSError:
+            return None  # (not decidable now: the next pass's error says it)
+        if (now.st_dev, now.st_ino) != self._identity:
+            return f"the database of cluster {self.name} ({self.path}) was replaced"
+        return None
 
     def _removed(self) -> NotFoundError:
         return NotFoundError(f"cluster {self.name} not found: {self.path} was removed (or "
@@ -1417,6 +1437,17 @@ class DataDir:
                 "only the files it made: move the directory out of the data directory",
                 field="cluster") from None
         forget(path)
+
+    def gone(self) -> str | None:
+        """A sentence when the data directory, or the database of a cluster this DataDir
+        opened, was removed or replaced since (:meth:`Cluster.gone`); None otherwise."""
+        if self._open and not self.path.is_dir():
+            return f"the data directory {self.path} was removed"
+        for cluster in self._open.values():
+            said = cluster.gone() if isinstance(cluster, Cluster) else None
+            if said:
+                return said
+        return None
 
     def wrote(self) -> bool:
         """Whether this DataDir changed a row of any cluster database it opened."""
