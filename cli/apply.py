@@ -174,7 +174,7 @@ def apply(
             output.print_json({**err.to_dict(), "plan": plan_doc, "result": None,
                                "dry_run": False})
             raise typer.Exit(err.exit_code) from None
-    report, said = _run(app, backend, plan)
+    report, said = _run(app, backend, plan, plan_doc)
     result = report.to_json()
 
     def human(a: App, _d: Any) -> None:
@@ -185,11 +185,13 @@ def apply(
         raise typer.Exit(ExitCode.FAILED)
 
 
-def _run(app: App, backend: Any, plan: Any) -> tuple[Any, int]:
+def _run(app: App, backend: Any, plan: Any, plan_doc: dict[str, Any]) -> tuple[Any, int]:
     """The plan's changes made (core/topology/apply.py), each ``Applied:`` line printed as
-    its change is made (not with --json); Ctrl-C says how far it got and the way on. Returns
-    the report and how many Applied lines were printed."""
-    from jetlink.core.topology.apply import apply_changes
+    its change is made (not with --json); Ctrl-C says how far it got and the way on (with
+    --json also as the one document: the plan, what was applied, the change under way and
+    what was not, ``interrupted`` true). Returns the report and how many Applied lines were
+    printed."""
+    from jetlink.core.topology.apply import ApplyReport, apply_changes
 
     made: list[Any] = []
 
@@ -212,6 +214,12 @@ def _run(app: App, backend: Any, plan: Any) -> tuple[Any, int]:
                            f"{output.comma(total)} "
                            f"change{'s' if total != 1 else ''}{under_way}. Run the same "
                            "apply again (--dry-run first) to see what is left.")
+        if app.json:  # (a script reads what was made from the one document, as ever)
+            rest = [c for c in pending if c not in made and c is not change]
+            result = ApplyReport(applied=list(made), not_applied=rest).to_json()
+            result["under_way"] = change.to_json() if change is not None else None
+            output.print_json({"plan": plan_doc, "result": result, "dry_run": False,
+                               "interrupted": True})
         raise
     return report, len(made)
 

@@ -1465,6 +1465,18 @@ def test_an_interrupted_apply_says_what_it_made_and_what_is_left(jl, tmp_path, m
     plan = doc(ok(jl("apply", path, "--dry-run", "-j")))["plan"]
     assert [c["name"] for c in plan["changes"]] == ["S2", "S3", "S4"]
     assert plan["unchanged"] == 3
+    # --json: the one document all the same (what was made, under way, not made)
+    seen.clear()
+    monkeypatch.setattr(EmbeddedClusters, "apply", stop_at_the_fourth)
+    res = jl("--data-dir", str(tmp_path / "other"), "apply", path, "-j")
+    assert res.exit_code == 130
+    got = json.loads(res.stdout)
+    assert (got["interrupted"], got["dry_run"]) == (True, False)
+    assert [c["name"] for c in got["result"]["applied"]] == ["west", "S0", "S1"]
+    assert got["result"]["under_way"]["name"] == "S2"
+    assert [c["name"] for c in got["result"]["not_applied"]] == ["S3", "S4"]
+    assert [c["name"] for c in got["plan"]["changes"]] == ["west", "S0", "S1", "S2", "S3",
+                                                           "S4"]
 
 
 def test_a_ctrl_c_just_after_a_change_was_made_counts_it(jl, tmp_path, monkeypatch):
