@@ -115,6 +115,8 @@ def apply(
     from jetlink.core.topology.plan import plan_topology, unique_problems
 
     app = App.of(ctx)
+    _global_cluster_unused(ctx, app, "apply", "each object of the file names its cluster "
+                                             "(cluster = NAME; without one: local)")
     topo = Topology()
     topo.add_file(str(file))
     backend, bind_problems = common.topology_backend(app, topo)
@@ -185,6 +187,14 @@ def apply(
         raise typer.Exit(ExitCode.FAILED)
 
 
+def _global_cluster_unused(ctx: typer.Context, app: App, verb: str, how: str) -> None:
+    """The global --cluster typed before a verb that does not take it (a topology names
+    its clusters): said, not silently dropped (as replicate says it is no filter)."""
+    if common.parameter_source(ctx.find_root(), "cluster") == "COMMANDLINE":
+        output.notice(app, f"jetlink: notice: --cluster {app.cluster} before the command is "
+                           f"not used by {verb}: {how}")
+
+
 def _run(app: App, backend: Any, plan: Any, plan_doc: dict[str, Any]) -> tuple[Any, int]:
     """The plan's changes made (core/topology/apply.py), each ``Applied:`` line printed as
     its change is made (not with --json); Ctrl-C says how far it got and the way on (with
@@ -235,7 +245,8 @@ def export(
         help="Read the live servers FILE binds its clusters to (server = / context =).")
     ] = None,
     out: Annotated[Path | None, typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the topology to FILE (default stdout).",
+        "--output", "-o", metavar="FILE", help="Write the topology to FILE (default, or -: "
+        "stdout).",
         dir_okay=False)] = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -261,6 +272,10 @@ def export(
     from jetlink.core.topology.embedded import export_document
 
     app = App.of(ctx)
+    _global_cluster_unused(ctx, app, "export", "export --cluster NAME (after the command) "
+                                              "selects the clusters written")
+    if out is not None and str(out) == "-":
+        out = None  # (-o -: stdout, as the checks' --outfile '' and most tools take it)
     if out is not None and out.suffix.lower() in (".yaml", ".yml"):
         raise usage(f"--output {out}: YAML is not written: a name ending in .json gets JSON, "
                     "any other TOML (the formats validate and apply read)")

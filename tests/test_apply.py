@@ -551,6 +551,24 @@ domain = "west"
     assert data_dir_bytes(jl.data) == before
 
 
+def test_export_to_dash_is_stdout_and_the_global_cluster_is_said_unused(jl, tmp_path,
+                                                                         monkeypatch):
+    """export -o - writes to stdout (no file named -); the global --cluster before apply or
+    export, which they do not take, is said on stderr, not silently dropped."""
+    monkeypatch.chdir(tmp_path)
+    ok(jl("apply", write(tmp_path, BASE)))
+    r = ok(jl("export", "-o", "-"))
+    assert r.stdout == ok(jl("export")).stdout and not (tmp_path / "-").exists()
+    r = ok(jl("--cluster", "east", "export", "-c", "west"))
+    assert r.stderr == ("jetlink: notice: --cluster east before the command is not used by "
+                        "export: export --cluster NAME (after the command) selects the "
+                        "clusters written\n")
+    r = ok(jl("--cluster", "east", "apply", write(tmp_path, BASE)))
+    assert r.stderr == ("jetlink: notice: --cluster east before the command is not used by "
+                        "apply: each object of the file names its cluster (cluster = NAME; "
+                        "without one: local)\n")
+
+
 def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     ok(jl("apply", write(tmp_path, BASE)))
     out = tmp_path / "west.json"

@@ -105,12 +105,18 @@ def test_missing_file_is_a_problem_not_a_crash(tmp_path):
 
 
 def test_a_dash_is_no_stdin_for_a_topology(tmp_path, monkeypatch):
-    """``validate -`` (and apply's): a topology is read from files; the problem says so."""
+    """``validate -`` (and apply's): a topology is read from files; the problem says so,
+    and a file named - in the directory is not read in its place (a stdin meant would
+    silently plan a stale file); ./- reads it."""
     monkeypatch.chdir(tmp_path)
-    result = jetlink("validate", "-j", "-")
-    [problem] = json.loads(result.stdout)["problems"]
-    assert (result.exit_code, problem["description"]) == (3, (
-        "file not found: a topology is read from files, not from stdin (give its path)"))
+    for _ in range(2):
+        result = jetlink("validate", "-j", "-")
+        [problem] = json.loads(result.stdout)["problems"]
+        assert (result.exit_code, problem["description"]) == (3, (
+            "a topology is read from files, not from stdin (give its path; a file named - "
+            "as ./-)"))
+        (tmp_path / "-").write_text('[streams.S]\nsubjects = ["s"]\n')
+    assert jetlink("validate", "./-").exit_code == 0
 
 
 @pytest.mark.parametrize(

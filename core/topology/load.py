@@ -89,13 +89,15 @@ class Topology:
         not UTF-8: the byte named with its line and column). A byte order mark (an
         editor's, EF BB BF) is read past, as RFC 8259 lets a JSON reader do: it is no
         character of the document."""
+        if path == "-":  # never a file named -, which a stdin meant would silently read
+            self._problem(path, None, None, 0, "a topology is read from files, not from "
+                          "stdin (give its path; a file named - as ./-)", fpos)
+            return None
         try:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_INPUT_FILE + 1)
         except FileNotFoundError:
-            said = "file not found" if path != "-" else (
-                "file not found: a topology is read from files, not from stdin (give its path)")
-            self._problem(path, None, None, 0, said, fpos)
+            self._problem(path, None, None, 0, "file not found", fpos)
             return None
         except IsADirectoryError:
             self._problem(path, None, None, 0, "is a directory, not a file", fpos)
