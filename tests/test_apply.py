@@ -569,6 +569,28 @@ def test_export_to_dash_is_stdout_and_the_global_cluster_is_said_unused(jl, tmp_
                         "without one: local)\n")
 
 
+@pytest.mark.parametrize("kind", ["a file", "a symbolic link to nothing"])
+def test_a_data_directory_that_can_not_be_made_refuses_the_plan_dry_run_too(jl, tmp_path,
+                                                                            kind):
+    """A --data-dir that is a file, or a symbolic link to nothing: the dry run says so as
+    the run does (exit status 3, one problem), never a clean plan a run then fails on."""
+    where = tmp_path / "dd"
+    if kind == "a file":
+        where.write_text("hi")
+        said = f"data directory {where} is not a directory (a file of that name is there)"
+    else:
+        where.symlink_to(tmp_path / "nowhere" / "x")
+        said = (f"data directory {where} is a symbolic link to {tmp_path / 'nowhere' / 'x'}, "
+                "which does not exist")
+    path = write(tmp_path, '[clusters.west]\n[streams.S]\ncluster = "west"\n')
+    for extra in (["--dry-run"], []):
+        r = jl("--data-dir", str(where), "apply", path, *extra, "-j")
+        assert r.exit_code == 3, r.output
+        [problem] = doc(r)["plan"]["problems"]
+        assert problem["description"].startswith(said), problem
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     ok(jl("apply", write(tmp_path, BASE)))
     out = tmp_path / "west.json"

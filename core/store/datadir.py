@@ -1159,9 +1159,27 @@ class DataDir:
             raise StorageError(f"data directory {self.path} is not a directory (a file of "
                                "that name is there): give another --data-dir")
 
+    def unusable(self) -> str | None:
+        """Why this data directory can be neither used nor made (a file of its name, a
+        symbolic link to nothing), said as :meth:`ensure` would fail; None when it can (a
+        dry run says it before a run fails on it)."""
+        try:
+            self._not_a_file()
+            self._dangling()
+        except StorageError as err:
+            return str(err)
+        return None
+
+    def _dangling(self) -> None:
+        if not self._is_dir() and os.path.islink(self.path):
+            raise StorageError(f"data directory {self.path} is a symbolic link to "
+                               f"{os.readlink(self.path)}, which does not exist: give another "
+                               "--data-dir (or make that directory)")
+
     def ensure(self) -> Path:
         """Create the directory (mode 0700) if needed."""
         self._not_a_file()
+        self._dangling()
         if not self._is_dir():
             try:
                 self.path.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -58,6 +58,10 @@ class EmbeddedClusters:
         return problems
 
     def limits(self, changes: list[Change]) -> list[Problem]:
+        unusable = self.dd.unusable() if changes else None
+        if unusable:  # (every change would fail on it: said once, before any is tried)
+            first = next((c.obj.file for c in changes if c.obj is not None), "")
+            return [Problem(first, None, None, 0, unusable)]
         out = [Problem(c.obj.file, c.obj.label, "cluster", 0,
                        self.damaged[c.cluster].description)  # ("cluster junk: ...")
                for c in changes if c.cluster in self.damaged and c.obj is not None]
