@@ -419,6 +419,13 @@ def test_a_refused_object_refuses_the_plan_unless_skipped(region):
     ("", "--skip: an object's name is not empty (NAME, or NAME@SIDE for one side's)"),
     ("ORDERS_EST", "--skip ORDERS_EST: no object of the region is named ORDERS_EST; did you "
                    "mean ORDERS_EAST?"),
+    # the origin's name and region, where the mirror's side is meant
+    ("PAY@west", "--skip PAY@west: no object of the region is named PAY@west: NAME@SIDE "
+                 "names the side the mirror is on, not its origin's region; did you mean "
+                 "PAY@east?"),
+    ("ORDERS@west", "--skip ORDERS@west: no object of the region is named ORDERS@west: "
+                    "NAME@SIDE names the side the mirror is on, not its origin's region; did "
+                    "you mean ORDERS_EAST@east?"),
 ])
 def test_a_skip_that_names_no_object_is_a_usage_error(region, skip, said):
     before = data_dir_bytes(region.data)
@@ -548,6 +555,37 @@ def test_fence_first_lets_the_mirror_copy_what_its_origin_holds(region):
     assert (orders["result"]["origin_pending"], orders["result"]["mirror_last_seq"]) == (2, 3)
 
 
+def test_fence_first_of_a_mirror_that_can_not_catch_up_says_what_stayed(jl, monkeypatch):
+    """--fence of a mirror its own limits hold back (discard new at max_msgs 2 of its
+    origin's 5): waiting would not catch it up, so it is promoted once a step copies nothing
+    more (not after the 30 s wait: the dry run of its promotion read twice), and its line
+    says what stayed on the fenced origin and what saves it."""
+    from jetlink.core.dr import region as R
+
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    ok(west(jl, "pub", "orders.{{Count}}", "--count", "5", "o{{Count}}"))
+    ok(east(jl, "stream", "add", "HELD", "--mirror", "ORDERS@west", "--defaults",
+            "--max-msgs", "2", "--discard", "new"))
+    ok(east(jl, "positions", "sync"))
+    real, calls = R._prepare, []
+
+    def counted(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(R, "_prepare", counted)
+    d = doc(east(jl, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
+    (o,) = [x for x in d["objects"] if x["state"] != "listed"]
+    assert (o["state"], o["detail"]) == ("done", (
+        "origin ORDERS@west fenced first; 3 messages stayed on the origin ORDERS@west "
+        "(fenced), never copied: the divergent tail, which jetlink stream failback HELD "
+        "saves"))
+    assert o["result"]["origin_pending"] == 3
+    assert len(calls) == 2, calls
+
+
 def _interrupt_after_the_fence(region, monkeypatch, name):
     """A --fence run stopped by Ctrl-C after the origin of ``name`` was fenced, before its
     promotion (the objects before it done)."""
@@ -591,10 +629,13 @@ def test_an_interrupt_between_a_fence_and_its_promotion_says_nothing_takes_the_w
         "Crit:ORDERS_EAST@east: Origin ORDERS in cluster west is fenced: it takes no "
         "writes (orders.> recorded) and this mirror copies nothing new; unless a stream "
         "promoted elsewhere took them, nothing takes them: run the failover that fenced it "
-        "again (jetlink dr failover --fence)") in check.stdout, check.stdout
+        "again (jetlink dr failover --from west --fence, where this mirror is)") \
+        in check.stdout, check.stdout
     d = doc(east(region, "dr", "failover", "--from", "west", "--fence", "-f", "-j"))
     assert {o["name"]: o["state"] for o in d["objects"] if o["state"] != "listed"} == {
         "CONFIG": "done earlier", "ORDERS_EAST": "done", "PAY": "done"}, d
+    assert next(o["detail"] for o in d["objects"] if o["name"] == "ORDERS_EAST") == (
+        "origin ORDERS@west fenced first (by the run this one continues)")
     assert doc(east(region, "stream", "info", "ORDERS_EAST", "-j"))["config"]["subjects"] == \
         ["orders.>"]
     assert doc(west(region, "stream", "info", "ORDERS", "-j"))["config"]["subjects"] == \
@@ -615,12 +656,14 @@ def test_skipping_an_object_whose_origin_the_stopped_run_fenced_unfences_it(regi
     before = data_dir_bytes(region.data, databases_only=True)
     dry = doc(east(region, *skip, "--dry-run", "-j"))
     assert data_dir_bytes(region.data, databases_only=True) == before
-    said = ("--skip ORDERS_EAST; its origin ORDERS@west, fenced by the run that stopped, is "
-            "unfenced: it takes its writes again")
-    assert next(o["detail"] for o in dry["objects"] if o["name"] == "ORDERS_EAST") == said
+    assert next(o["detail"] for o in dry["objects"] if o["name"] == "ORDERS_EAST") == (
+        "--skip ORDERS_EAST; its origin ORDERS@west, fenced by the run that stopped, to be "
+        "unfenced (it then takes its writes again)")
     d = doc(east(region, *skip, "-f", "-j"))
     assert {o["name"]: (o["state"], o["detail"]) for o in d["objects"]
-            if o["name"] == "ORDERS_EAST"} == {"ORDERS_EAST": ("skipped", said)}
+            if o["name"] == "ORDERS_EAST"} == {"ORDERS_EAST": ("skipped", (
+                "--skip ORDERS_EAST; its origin ORDERS@west unfenced: it takes its writes "
+                "again"))}
     cfg = doc(west(region, "stream", "info", "ORDERS", "-j"))["config"]
     assert cfg["subjects"] == ["orders.>"], cfg
     assert "jetlink.fenced_subjects" not in (cfg.get("metadata") or {}), cfg

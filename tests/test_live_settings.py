@@ -701,3 +701,28 @@ def test_natscli_context_keys_match_in_any_case_and_null_is_unset(home):
         '"tls_first": false, "inbox_prefix": "_X"}')
     got = read_nats_context("ops", env_with(home)).settings
     assert got == {"servers": "nats://b:1", "user": "u", "inbox_prefix": "_X"}
+
+
+def test_a_request_made_after_the_connection_loop_closed_leaves_no_coroutine_behind():
+    """A worker thread of a region run asking after Ctrl-C closed the connection: a
+    LiveError naming the request, and no "coroutine ... was never awaited" warning on
+    stderr (Python's, which reads like a crash at 3 a.m.)."""
+    import asyncio
+    import gc
+    import warnings
+
+    from jetlink.core.errors import LiveError
+    from jetlink.core.live.client import LiveConnection
+
+    conn = LiveConnection.__new__(LiveConnection)
+    conn._loop = asyncio.new_event_loop()
+    conn._loop.close()
+
+    async def go() -> int:
+        return 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(LiveError, match="^request to X: the connection was closed$"):
+            conn.run(go(), timeout=1, doing="request to X")
+        gc.collect()

@@ -692,7 +692,8 @@ def _grade_origin(result: Result, report: Any, state: Mapping[str, Any],
                         f"{', '.join(facts.subjects or [])} recorded) and this mirror copies "
                         "nothing new; unless a stream promoted elsewhere took them, nothing "
                         "takes them: run the failover that fenced it again (jetlink dr "
-                        "failover --fence)")
+                        f"failover --from {facts.cluster or 'REGION'} --fence, where this "
+                        "mirror is)")
     elif facts.reachable:
         result.ok(f"{origin} answers")
         if failing:  # the origin answers and the mirror does not copy: stalled

@@ -87,6 +87,8 @@ VERSION = 1
 #: it is promoted anyway (what it did not copy stays on the origin: the divergent tail,
 #: which failback saves); failback waits for a mirror as long (core/dr/failback.py)
 CATCH_UP_SECONDS = 30.0
+#: --fence: seconds a live mirror may copy nothing before the wait for it ends
+STALLED_SECONDS = 5.0
 
 
 # --- the objects ---------------------------------------------------------------------------------
@@ -611,9 +613,8 @@ class RegionPlan:
             return report
         for o in self.objects:  # skipped now, fenced first by the stopped run: given back
             if o.state == SKIPPED and o.fenced_by_run is not None:
-                said = self._unfence(o)
-                if o.fenced_by_run is not None:  # (its detail says it is unfenced: not so)
-                    o.detail = o.detail.split("; its origin ")[0] + said
+                said = self._unfence(o)  # (the plan said it is to be: now, what was done)
+                o.detail = o.detail.split("; its origin ")[0] + said
                 self._mark(o)
         if not self.todo:
             if self.run_options.get("fence"):  # a re-run with --fence fences (again: a no-op
@@ -671,13 +672,19 @@ class RegionPlan:
                         if item.kind != "topic":  # (a topic's fence changes no subjects)
                             item.subjects_before = list(had)
         if not report.failed:
-            end_ns = self.clock.now_ns()
-            end = _stamp(end_ns)
-            for j in self.journals.values():
-                assert j.doc is not None
-                j.doc["finished"], j.doc["finished_ns"] = end, end_ns
-                j.write()
-            report.finished = end
+            from ..interrupts import no_interrupt
+
+            # every object ended: the run is recorded finished whole (an interrupt here
+            # would leave it to a re-run to record, and a script would read a finished run
+            # as an interrupted one)
+            with no_interrupt():
+                end_ns = self.clock.now_ns()
+                end = _stamp(end_ns)
+                for j in self.journals.values():
+                    assert j.doc is not None
+                    j.doc["finished"], j.doc["finished_ns"] = end, end_ns
+                    j.write()
+                report.finished = end
         return report
 
     def _fence_first(self, o: RegionObject) -> None:
@@ -707,6 +714,9 @@ class RegionPlan:
                                    "its writes")
         if item.action in (FENCED, ALREADY):
             o.fence = item
+        if item.action == ALREADY and o.fenced_by_run is not None:
+            o.detail = (f"origin {item.name}@{item.region} fenced first (by the run this one "
+                        "continues)")
 
     def _origin_item(self, o: RegionObject) -> FenceItem | None:
         """``o``'s origin as it is now (core/dr/fence.py): a stream's or bucket's when the
@@ -820,6 +830,13 @@ class RegionPlan:
                     self._fence_first(o)
                 o.result = self._run(o)
                 o.state = DONE
+                left = (o.result or {}).get("origin_pending") if o.fence is not None else None
+                if left:  # the mirror could not copy all its fenced origin holds
+                    o.detail += ("; " if o.detail else "") + (
+                        f"{left:,} message{'' if left == 1 else 's'} stayed on the origin "
+                        f"{o.origin}@{o.region} (fenced), never copied: the divergent tail, "
+                        f"which jetlink {'kv' if o.kind == 'kv' else 'stream'} failback "
+                        f"{o.name} saves")
             except JetlinkError as err:
                 o.state, o.detail = FAILED, one_line(err)
                 doc = getattr(err, "report", None)
@@ -913,14 +930,23 @@ def _caught_up(backend: Backend, o: RegionObject, options: dict[str, Any]) -> An
 
     deadline = time.monotonic() + CATCH_UP_SECONDS
     site = backend.site(o.cluster)
+    since: tuple[int, float] | None = None  # (what was left, when) with no copy since
     while True:
         promotion = _prepare(backend, o, options)
         facts = promotion.facts
-        left = deadline - time.monotonic()
-        if promotion.rerun or not facts.reachable or not facts.pending or left <= 0 \
+        now = time.monotonic()
+        if promotion.rerun or not facts.reachable or not facts.pending or now >= deadline \
                 or facts.last_seq is None:
             return promotion
-        site.settle(o.stream, int(facts.last_seq), min(0.5, left))
+        if since is not None and facts.pending >= since[0]:
+            # it copied nothing since: waiting will not catch it up (a mirror whose own
+            # limits hold it back, a copy in error): the embedded pump copied all it could
+            # in one step; a live server is given STALLED_SECONDS
+            if backend.replicates or now - since[1] >= STALLED_SECONDS:
+                return promotion
+        else:
+            since = (facts.pending, now)
+        site.settle(o.stream, int(facts.last_seq), min(0.5, deadline - now))
 
 
 def _tail_of(o: RegionObject, options: dict[str, Any]) -> str | None:
@@ -1274,7 +1300,7 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
         for o in objects:
             if o.state == SKIPPED and o.fenced_by_run is not None:
                 o.detail += (f"; its origin {o.origin}@{o.region}, fenced by the run that "
-                             "stopped, is unfenced: it takes its writes again")
+                             "stopped, to be unfenced (it then takes its writes again)")
     return RegionPlan(backend, action, wanted, sides, objects, listed, journals,
                       {**options, "_topology": topology}, clock)
 
@@ -1356,6 +1382,14 @@ def _apply_skips(objects: list[RegionObject], skip: Sequence[str], skip_unready:
 
     missing = [n for n, hit in names.items() if not hit]
     if missing:
+        name, _at, where = missing[0].rpartition("@")
+        sides = sorted({o.shown for o in objects if where and where == o.region
+                        and name in (o.name, o.origin)})
+        if sides:  # NAME@REGION: the origin's side given where the mirror's is meant
+            raise UsageError(f"--skip {missing[0]}: no object of the region is named "
+                             f"{missing[0]}: NAME@SIDE names the side the mirror is on, not "
+                             f"its origin's region; did you mean {' or '.join(sides)}?",
+                             field="skip")
         hint = did_you_mean(missing[0], sorted({o.name for o in objects}))
         raise UsageError(f"--skip {missing[0]}: no object of the region is named "
                          f"{missing[0]}" + (f"; {hint}" if hint else ""), field="skip")

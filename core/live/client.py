@@ -370,7 +370,11 @@ class LiveConnection:
             doing: str = "") -> T:
         """Run ``coro`` on the connection's loop and return its result; nats-py failures
         become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged)."""
-        fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        except RuntimeError:  # the loop closed under a worker thread (the command stopping):
+            coro.close()      # the coroutine never runs, and is said so by nobody
+            raise LiveError(f"{doing or 'a request'}: the connection was closed") from None
         try:
             got: T = self._result(fut, timeout if timeout is not None else self.timeout + _GRACE)
             return got
