@@ -591,6 +591,19 @@ def test_a_data_directory_that_can_not_be_made_refuses_the_plan_dry_run_too(jl, 
     assert not (tmp_path / "nowhere").exists()
 
 
+def test_a_cluster_kind_change_is_the_one_problem_said(jl, tmp_path):
+    """A file giving a nats cluster holding streams and a bucket the kind kafka: refused
+    with the cause alone (its kind can not change), not after lines calling what it holds
+    misplaced in a kafka cluster."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("--cluster", "west", "stream", "add", "S", "--subjects", "s", "--defaults"))
+    ok(jl("--cluster", "west", "kv", "add", "B"))
+    r = jl("apply", write(tmp_path, '[clusters.west]\nkind = "kafka"\n'), "-j")
+    assert r.exit_code == 3
+    assert [p["description"] for p in doc(r)["plan"]["problems"]] == [
+        "cluster west exists with kind nats: a cluster's kind can not change"]
+
+
 def test_export_of_some_clusters_to_a_file(jl, tmp_path):
     ok(jl("apply", write(tmp_path, BASE)))
     out = tmp_path / "west.json"

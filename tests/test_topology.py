@@ -662,11 +662,13 @@ def test_a_field_refused_for_its_type_is_not_also_missing(tmp_path):
 
 
 def test_a_file_that_declares_nothing_is_warned_of(tmp_path):
-    """An empty file (or one of comments only) is more likely a mistake than a topology of
-    nothing: a warning (a problem under --strict), the file still OK."""
-    for text in ("", "# nothing here\n", "version = 1\n"):
-        (tmp_path / "e.toml").write_text(text)
-        topo = load_files([str(tmp_path / "e.toml")])
+    """An empty file (or one of comments only, an empty JSON list of stream configs) is more
+    likely a mistake than a topology of nothing: a warning (a problem under --strict), the
+    file still OK."""
+    for name, text in (("e.toml", ""), ("e.toml", "# nothing here\n"),
+                       ("e.toml", "version = 1\n"), ("e.json", "[]"), ("e.json", "{}")):
+        (tmp_path / name).write_text(text)
+        topo = load_files([str(tmp_path / name)])
         assert validate_topology(topo) == []
         assert [w.description for w in topo.warnings] == [
             "the file declares nothing: no clusters, streams, buckets, topics, links or ACLs"]

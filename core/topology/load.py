@@ -176,10 +176,12 @@ class Topology:
         if nested_deeper(doc):
             self._problem(path, None, None, 0, f"invalid {fmt.upper()}: {TOO_DEEP}", fpos)
             return
-        if isinstance(doc, dict) and (not doc or (set(doc) == {"version"}
-                                                  and type(doc["version"]) is int
-                                                  and doc["version"] == 1)):
-            # (an empty file, one of comments only, or of its version alone)
+        if (isinstance(doc, dict) and (not doc or (set(doc) == {"version"}
+                                                   and type(doc["version"]) is int
+                                                   and doc["version"] == 1))) \
+                or (isinstance(doc, list) and not doc):
+            # (an empty file, one of comments only, or of its version alone; a JSON list of
+            # stream configs holding none)
             self.load_warnings.append(Problem(path, None, None, 0, "the file declares "
                                               "nothing: no clusters, streams, buckets, "
                                               "topics, links or ACLs"))
