@@ -535,9 +535,10 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def _cluster_name(value: str) -> None:
+def _cluster_name(value: str, ctx: typer.Context) -> None:
     """--cluster (or $JETLINK_CLUSTER) checked by core's rule of cluster names before any
-    command runs: a bad one is a usage error (exit 2), as every bad value of a command line."""
+    command runs: a bad one is a usage error (exit 2), as every bad value of a command line,
+    naming where it came from."""
     from jetlink.core.errors import JetlinkError
     from jetlink.core.store.datadir import validate_cluster_name
 
@@ -546,7 +547,15 @@ def _cluster_name(value: str) -> None:
     except JetlinkError as err:
         from jetlink.cli.common import usage
 
-        raise usage(f"--cluster: {err.description}") from None
+        raise usage(f"--cluster{_from_env(ctx, 'cluster', 'JETLINK_CLUSTER')}: "
+                    f"{err.description}") from None
+
+
+def _from_env(ctx: typer.Context, name: str, var: str) -> str:
+    """`` (from VAR)`` when the root option ``name`` took its value from ``var`` (an error
+    naming the flag would send the reader to a command line that has none), else ''."""
+    source = ctx.get_parameter_source(name)
+    return f" (from {var})" if getattr(source, "name", "") == "ENVIRONMENT" else ""
 
 
 def _root(
@@ -669,9 +678,10 @@ def _root(
     # The help text of the root is HELP (given to typer.Typer), not this function's.
     from jetlink.cli.common import open_backend, target_in_force
 
-    given_dir = dir_path(data_dir, "--data-dir") if data_dir is not None else None
+    given_dir = dir_path(data_dir, "--data-dir" + _from_env(ctx, "data_dir", "JETLINK_DATA_DIR")
+                         ) if data_dir is not None else None
     if cluster != DEFAULT_CLUSTER and not ctx.resilient_parsing:
-        _cluster_name(cluster)
+        _cluster_name(cluster, ctx)
     app = ctx.obj = App(
         data_dir=given_dir if given_dir is not None else default_data_dir(),
         cluster=cluster,
