@@ -401,12 +401,12 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
         if not (prune and name in declared):
             state.clusters.setdefault(name, c)
     for name, c in desired.clusters.items():
-        held = current.clusters.get(name)
+        had = current.clusters.get(name)
         # a kind the file changes is refused below (a cluster's kind can not change): the
         # state keeps the kind the cluster has, so that what it holds is not also said to
         # be in a cluster of the wrong kind (the real cause said once, not after two lines
         # that are not true)
-        state.clusters[name] = held if held is not None and held.kind != c.kind else c
+        state.clusters[name] = had if had is not None and had.kind != c.kind else c
     file_ids = {_ident(o) for o in desired.objects}
     current_ids = {_ident(o) for o in current.objects}
     keep = [o for o in current.objects
