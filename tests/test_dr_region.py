@@ -686,6 +686,22 @@ def test_fence_of_a_region_that_does_not_answer_warns_and_exits_0(region):
     assert (r.exit_code, d["complete"], d["fence"]["complete"]) == (0, True, False)
 
 
+def test_a_fence_dry_run_of_a_region_that_is_down_says_what_the_run_says(jl):
+    """The dry run of --fence with the region down names why its origin is unreachable
+    in the words the run's fence uses (cluster west is down), not a word of its own."""
+    ok(jl("cluster", "add", "west"))
+    ok(jl("cluster", "add", "east"))
+    ok(west(jl, "stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(east(jl, "stream", "add", "B", "--mirror", "O@west", "--defaults"))
+    ok(east(jl, "positions", "sync"))
+    ok(jl("cluster", "down", "west"))
+    dry = ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run"))
+    run = ok(east(jl, "dr", "failover", "--from", "west", "--fence", "-f"))
+    line = ("stream O@west (failed over to B@east): unreachable (cluster west is down: fenced "
+            "when it answers (jetlink dr fence --from west, or dr watch --fence-on-return))")
+    assert dry.stdout.splitlines()[-2] == line and line in run.stdout.splitlines()
+
+
 def _object_line_of(doc_: dict, name: str) -> list[str]:
     from jetlink.cli.dr import _object_line
 

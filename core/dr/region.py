@@ -587,9 +587,10 @@ class RegionPlan:
             item = FenceItem(o.kind, o.origin, o.region, o.shown,
                              list(o.plan.get("subjects") or []) or None,
                              [fence_subject(stream)], TO_FENCE, stream=stream)
-            if not origin.get("reachable"):
+            if not origin.get("reachable"):  # (the words the run's fence will say)
                 item.action, item.subjects_after = UNREACHABLE, None
-                item.detail = when_it_answers("does not answer", o.region)
+                item.detail = when_it_answers(str(origin.get("error") or "does not answer"),
+                                              o.region)
             items.append(item)
         # the objects failed over already (a run stopped after its objects ended, before
         # its fence): their old origins, as the re-run's fence will find them
