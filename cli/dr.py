@@ -801,10 +801,10 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
         return out
     if doc["dry_run"]:
         fence = doc.get("fence")
-        if fence:  # what --fence would do after it (its own "Dry run" line once, below)
+        if doc["nothing_to_do"]:  # as the run would say it (with --fence: nothing to fail
+            out += _nothing_to_do(doc, action, regions, outcome_only=False)  # over, then the
+        if fence:  # fence it would make, its own "Dry run" line once, below)
             out += [x for x in fence_lines(fence) if x != "Dry run: nothing changed"]
-        if doc["nothing_to_do"] and not fence:  # as the run would say it
-            out += _nothing_to_do(doc, action, regions, outcome_only=False)
         out.append("Dry run: nothing changed")
         return out
     elif any(o["state"] == "refused" for o in doc["objects"]) and not doc["done"]:

@@ -284,6 +284,11 @@ def test_a_rerun_with_fence_says_nothing_to_fail_over_then_what_it_fenced(region
     fence's lines."""
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(region("cluster", "up", "west"))
+    # the dry run says it as the run will (then the fence it would make)
+    dry = ok(east(region, "dr", "failover", "--from", "west", "--fence", "--dry-run")).stdout
+    assert [x for x in dry.splitlines() if x.startswith("Nothing to")] == [
+        f"Nothing to fail over: the region failover of west was done already "
+        f"(finished {_stamp(region)})"], dry
     lines = ok(east(region, "dr", "failover", "--from", "west", "--fence", "-f")).stdout
     said = [x for x in lines.splitlines() if x.startswith("Nothing to")]
     assert said == [f"Nothing to fail over: the region failover of west was done already "
