@@ -1083,17 +1083,37 @@ def ls(
     --json: the list of names (natscli's consumer ls --json).
     """
     app = App.of(ctx)
-    infos = [to_doc(i) for i in open_jetstream(app).consumers(stream)]
+    listing = open_jetstream(app).consumers(stream)
+    infos = [to_doc(i) for i in listing]
     for i in infos:  # an offline consumer's entry has no name, its config has it
         if not i.get("name"):
             i["name"] = (i.get("config") or {}).get("name") or \
                 (i.get("config") or {}).get("durable_name") or ""
+    # the consumers the server did not reach (their servers gone): named apart, as natscli's
+    # renderMissing ("Inaccessible Consumers"), never left out as if there were none
+    listed = {i["name"] for i in infos}
+    gone = sorted(n for n in getattr(listing, "missing", ()) if n not in listed)
     if names or app.json:
-        app.emit(sorted(i["name"] for i in infos), human=output.lines)
+        app.emit(sorted([*listed, *gone]), human=output.lines)
         return
-    if not infos:
+    if not infos and not gone:
         output.line(app, "No Consumers defined")
         return
+    if infos:
+        _consumers_table(app, infos)
+    if gone:
+        if infos:
+            output.line(app, "")
+        title = "Inaccessible Consumers"
+        output.table(app, ("Name",), [[n] for n in gone], title=title,
+                     min_width={"Name": len(title)})
+        output.notice(app, f"jetlink: warning: {len(gone)} consumer"
+                           f"{' was' if len(gone) == 1 else 's were'} not reached (its servers "
+                           "did not answer): listed as inaccessible, with no state")
+
+
+def _consumers_table(app: App, infos: list[dict[str, Any]]) -> None:
+    """natscli's consumers table, by name."""
     rows = []
     for i in sorted(infos, key=lambda i: i["name"]):
         rows.append(

@@ -700,9 +700,11 @@ def ls(
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
     shown = [i for i in infos if show_all or not is_system_stream(i["config"]["name"])]
-    names = {i["config"]["name"] for i in shown}
-    render_ls(app, shown, subject, skipped=len(shown) < len(infos),
-              missing=[n for n in listing.missing if n in names])
+    # the streams the server did not reach: listed apart whether or not the page also
+    # gave them a row (nats-server 2.15 gives none), as natscli's renderMissing
+    gone = [n for n in listing.missing if (show_all or not is_system_stream(n))
+            and (not subject or n in wanted)]
+    render_ls(app, shown, subject, skipped=len(shown) < len(infos), missing=gone)
 
 
 # jsm.go's stream query criteria: stream find selects with them, stream cluster balance too
@@ -803,11 +805,26 @@ def find(
 def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None, *,
               skipped: bool = False, missing: Sequence[str] = ()) -> None:
     """The streams table (natscli's), then the streams the server could not reach (their
-    rows hold no state: "Inaccessible Streams", as natscli's renderMissing)."""
-    if not infos:
+    rows, if any, hold no state: "Inaccessible Streams", as natscli's renderMissing)."""
+    if not infos and not missing:
         output.line(app, "No Streams defined" + (", pass -a to include system streams"
                                                  if skipped else ""))
         return
+    if infos:
+        _streams_table(app, infos, subject)
+    if missing:
+        output.line(app, "")
+        title = "Inaccessible Streams"
+        output.table(app, ("Name",), [[n] for n in missing], title=title,
+                     min_width={"Name": len(title)})
+        output.notice(app, f"jetlink: warning: {len(missing)} stream"
+                           f"{' was' if len(missing) == 1 else 's were'} not reached (its "
+                           "servers did not answer): listed as inaccessible, with no state "
+                           "(not none stored)")
+
+
+def _streams_table(app: App, infos: list[dict[str, Any]], subject: str | None) -> None:
+    """natscli's streams table, smallest first."""
     infos = sorted(
         infos, key=lambda i: ((i.get("state") or {}).get("bytes", 0), i["config"]["name"])
     )
@@ -830,15 +847,6 @@ def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None,
         title=title,
         no_wrap=("Name", "Created", "Messages", "Size", "Last Message"),
     )
-    if missing:
-        output.line(app, "")
-        title = "Inaccessible Streams"
-        output.table(app, ("Name",), [[n] for n in missing], title=title,
-                     min_width={"Name": len(title)})
-        output.notice(app, f"jetlink: warning: {len(missing)} stream"
-                           f"{' was' if len(missing) == 1 else 's were'} not reached (its "
-                           "servers did not answer): their rows show no messages, not none "
-                           "stored")
 
 
 @stream_app.command("report")

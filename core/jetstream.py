@@ -917,11 +917,13 @@ class JetStream:
         with self._consumers() as eng:
             return eng.info(stream, name)
 
-    def consumers(self, stream: str) -> list[ConsumerInfo]:
+    def consumers(self, stream: str) -> Listing:
+        """Every consumer of ``stream`` (a Listing, as a live server's CONSUMER.LIST: the
+        engine reaches every one, so ``missing`` is empty)."""
         if self._no_consumer_yet(stream):
-            return []
+            return Listing()
         with self._consumers() as eng:
-            return eng.infos(stream)
+            return Listing(eng.infos(stream))
 
     def consumer_names(self, stream: str) -> list[str]:
         if self._no_consumer_yet(stream):

@@ -726,3 +726,30 @@ def test_a_request_made_after_the_connection_loop_closed_leaves_no_coroutine_beh
         with pytest.raises(LiveError, match="^request to X: the connection was closed$"):
             conn.run(go(), timeout=1, doing="request to X")
         gc.collect()
+
+
+def test_a_list_page_with_missing_names_goes_on_after_them():
+    """STREAM.LIST / CONSUMER.LIST answer a page of ``limit`` names from an offset, those
+    reached as items and the others in ``missing``: the next page starts after both (as
+    jsm.go's iterableRequest, offset + limit), so no stream is listed twice and the missing
+    ones are kept, each once."""
+    from types import SimpleNamespace
+
+    from jetlink.core.live.jetstream import LiveJetStream
+
+    names = ["A", "B", "C", "D", "E", "F", "G"]
+    gone = {"D", "E"}
+    asked = []
+
+    def api(verb, req):
+        asked.append(req["offset"])
+        page = names[req["offset"]:req["offset"] + 5]
+        return {"total": len(names), "offset": req["offset"], "limit": 5,
+                "streams": [{"config": {"name": n}} for n in page if n not in gone],
+                "missing": [n for n in page if n in gone]}
+
+    missing: list[str] = []
+    items = LiveJetStream._paged(SimpleNamespace(api=api), "STREAM.LIST", "streams", None,
+                                 missing)
+    assert [i["config"]["name"] for i in items] == ["A", "B", "C", "F", "G"]
+    assert (missing, asked) == (["D", "E"], [0, 5])

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.consumer import ConsumerConfig
 from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo
 from ..errors import ApiError, JetlinkError
+from ..messages import Listing
 from ..priority import PullPriority
 from .client import without_envelope
 
@@ -163,7 +164,8 @@ class LiveConsumers:
         def stream_info(self, name: str, *, subjects_filter: str | None = None,
                         deleted_details: bool = False) -> LiveStreamInfo: ...
 
-        def _paged(self, verb: str, key: str, subject: str | None) -> list[Any]: ...
+        def _paged(self, verb: str, key: str, subject: str | None,
+                   missing: list[str] | None = None) -> list[Any]: ...
 
     # -- what this process delivered: (stream, consumer, stream seq) -> ack subject --------
     @property
@@ -233,11 +235,13 @@ class LiveConsumers:
         return LiveConsumerInfo(
             self.api(f"CONSUMER.INFO.{_name(stream)}.{_consumer_name(name)}"))
 
-    def consumers(self, stream: str) -> list[LiveConsumerInfo]:
-        """Every consumer of ``stream``, by name (CONSUMER.LIST, every page)."""
-
-        docs = self._paged(f"CONSUMER.LIST.{_name(stream)}", "consumers", None)
-        return sorted((LiveConsumerInfo(d) for d in docs), key=lambda i: i.name)
+    def consumers(self, stream: str) -> Listing:
+        """Every consumer of ``stream``, by name (CONSUMER.LIST, every page), with the names
+        the server could not reach (``missing``: their servers gone)."""
+        missing: list[str] = []
+        docs = self._paged(f"CONSUMER.LIST.{_name(stream)}", "consumers", None, missing)
+        return Listing(sorted((LiveConsumerInfo(d) for d in docs), key=lambda i: i.name),
+                       missing)
 
     def consumer_names(self, stream: str) -> list[str]:
 

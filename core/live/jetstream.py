@@ -297,16 +297,24 @@ class LiveJetStream(LiveConsumers):
         """Every page of ``verb``'s ``key`` list (``missing``: gets the names the server
         could not reach, a LIST's ``missing``)."""
         items: list[Any] = []
+        offset = 0
         while True:
-            req: dict[str, Any] = {"offset": len(items)}
+            req: dict[str, Any] = {"offset": offset}
             if subject:
                 req["subject"] = subject
             doc = self.api(verb, req)
             page = doc.get(key) or []
+            gone = [str(n) for n in doc.get("missing") or []]
             items.extend(page)
             if missing is not None:
-                missing.extend(str(n) for n in doc.get("missing") or [])
-            if not page or len(items) >= int(doc.get("total", 0)):
+                missing.extend(n for n in gone if n not in missing)
+            # a page covers ``limit`` names from its offset, those the server reached (the
+            # items) and those it did not (``missing``): the next page starts after both, as
+            # jsm.go's iterableRequest goes on at offset + limit (never after the items
+            # alone, which lists a page's names again when some were missing)
+            took = len(page) + len(gone)
+            offset = int(doc.get("offset", offset)) + max(int(doc.get("limit") or 0), took)
+            if not took or offset >= int(doc.get("total", 0)):
                 return items
 
     def state(self, name: str) -> StreamState:
