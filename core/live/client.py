@@ -33,6 +33,17 @@ from .wire import nc_publish
 
 __all__ = ["LiveConnection", "LiveError", "RawMsg", "connect", "without_envelope"]
 
+
+def _object_of(verb: str) -> str:
+    """What a JetStream API verb is about, as said to people (``STREAM.INFO.S``: stream S;
+    ``CONSUMER.INFO.S.C``: consumer S > C; ``DIRECT.GET.S``: stream S)."""
+    parts = verb.split(".")
+    if parts[0] == "CONSUMER" and len(parts) >= 4:
+        return f"consumer {parts[2]} > {parts[3]}"
+    if parts[0] in ("STREAM", "DIRECT") and len(parts) >= 3:
+        return f"stream {parts[2]}"
+    return f"the request ({verb})"
+
 T = TypeVar("T")
 # Slack on top of a request's own timeout before the calling thread gives up on the loop.
 _GRACE = 5.0
@@ -519,14 +530,28 @@ class LiveConnection:
                         field="js_domain")) from None
                 raise self.no_jetstream(prefix) from None
             if " timed out after " in err.description and not err.detail:
-                # a clustered JetStream answers its API through its meta leader: while too
-                # few of its servers are up, or one is being elected, there is none
-                err.detail = ("JetStream did not answer: a cluster has no meta leader while "
-                              "too few of its servers are up or one is being elected")
+                err.detail = self._why_unanswered(verb, api)
             raise
         del ne
         self._answered.add(api)
         return parse_api(msg.data)
+
+    def _why_unanswered(self, verb: str, api: str) -> str:
+        """Why a JetStream request timed out, asked of the API itself (one INFO request,
+        only on this path): it answers, so the meta leader is up and what does not answer
+        is the group of the object the request names (its servers gone: a stream of one
+        replica whose server is down is answered by nobody); or it does not answer either:
+        a clustered JetStream answers through its meta leader, and while too few of its
+        servers are up, or one is being elected, there is none."""
+        try:
+            self.request(f"{api}.INFO", b"", timeout=min(2.0, self.timeout),
+                         doing="JetStream account info")
+        except JetlinkError:
+            return ("JetStream did not answer: a cluster has no meta leader while too few of "
+                    "its servers are up or one is being elected")
+        return (f"JetStream answers (its meta leader is up), but nothing answered for "
+                f"{_object_of(verb)}: the servers that hold it are down or electing its "
+                "leader")
 
     def no_jetstream(self, prefix: str | None = None) -> LiveError:
         t = self.target

@@ -750,6 +750,26 @@ def test_an_api_that_does_not_answer_says_what_that_can_mean(live):
                                  "elected\n"), r.stderr
     finally:
         c._run(sub.unsubscribe())
+    # the API answers (its INFO) but not for one stream (an R1 stream whose server is down):
+    # not blamed on a missing meta leader, the stream named
+    async def info_only():
+        async def answer(msg):
+            await msg.respond(b'{"type": "io.nats.jetstream.api.v1.account_info_response"}')
+
+        return (await c.nc.subscribe("$HALF.API.INFO", cb=answer),
+                await c.nc.subscribe("$HALF.API.STREAM.>"))
+
+    subs = c._run(info_only())
+    try:
+        r = jl(live.url, "--js-api-prefix", "$HALF.API", "--timeout", "300ms", "stream",
+               "info", "ONE")
+        assert r.exit_code == 1
+        assert r.stderr.endswith(": JetStream answers (its meta leader is up), but nothing "
+                                 "answered for stream ONE: the servers that hold it are down "
+                                 "or electing its leader\n"), r.stderr
+    finally:
+        for sub in subs:
+            c._run(sub.unsubscribe())
 
 
 
