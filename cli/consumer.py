@@ -2085,7 +2085,7 @@ def cluster_step_down(
                        f"{len((cluster or {}).get('replicas') or []) + 1} peer RAFT group")
     js.consumer_leader_step_down(stream, name, preferred)
     doc = await_new_leader(app, lambda: to_doc(js.consumer_info(stream, name)), leader, what,
-                           5)
+                           5, preferred)
     app.emit(doc, human=lambda a, d: render_info(a, d))
 
 

@@ -2154,10 +2154,12 @@ def clustered_leader(cluster: dict[str, Any] | None, what: str, force: bool,
 
 
 def await_new_leader(app: App, read: Callable[[], dict[str, Any]], leader: str, what: str,
-                     tries: int) -> dict[str, Any]:
+                     tries: int, preferred: str | None = None) -> dict[str, Any]:
     """Read the group (``read``: its info document) every half second until its leader is
     another than ``leader`` (said on stderr, as natscli logs it); the last document read.
-    A leader that did not change in ``tries`` reads is an error (exit 1), as natscli's."""
+    A leader that did not change in ``tries`` reads is an error (exit 1), as natscli's. A
+    new leader other than ``preferred`` (the server asked for: the server elects another
+    when that one cannot lead, a server down) is warned of."""
     import time
 
     from jetlink.core.errors import JetlinkError
@@ -2176,6 +2178,10 @@ def await_new_leader(app: App, read: Callable[[], dict[str, Any]], leader: str, 
             output.notice(app, "No leader elected")
         elif now != leader:
             output.notice(app, f'New leader elected "{now}"')
+            if preferred and now != preferred:
+                output.notice(app, f"jetlink: warning: the preferred server {preferred} was "
+                                   f"not elected ({now} was): it is down, or not one of the "
+                                   "group's peers")
             return doc
     raise JetlinkError(f"{what} did not elect a new leader in time (its leader {leader} after "
                        f"{time.monotonic() - start:.1f}s)")
@@ -2206,7 +2212,7 @@ def cluster_step_down(
                        f"{len(cluster.get('replicas') or []) + 1} peer cluster group")
     js.stream_leader_step_down(name, preferred)
     doc = await_new_leader(app, lambda: to_doc(js.stream_info(name)), leader, what,
-                           STEP_DOWN_WAITS)
+                           STEP_DOWN_WAITS, preferred)
     app.emit(doc, human=lambda a, d: render_info(a, d))
 
 

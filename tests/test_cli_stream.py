@@ -1517,3 +1517,21 @@ def test_a_nul_byte_in_a_file_stream_s_or_consumer_s_name_is_refused_and_changes
         assert res.exit_code == 1, res.output
         assert json.loads(res.stdout)["error"]["err_code"] == code
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_step_down_whose_preferred_server_was_not_elected_warns(capsys, monkeypatch):
+    """--preferred n3 with n3 down: the server elects another; said as natscli says the new
+    leader, then a warning that the preferred server was not the one elected."""
+    from jetlink.cli import stream as S
+    from jetlink.cli.app import App
+
+    monkeypatch.setattr(S, "STEP_DOWN_EVERY", 0)
+    doc = {"cluster": {"leader": "n1"}}
+    got = S.await_new_leader(App(), lambda: doc, "n2", 'stream "R3"', 3, "n3")
+    assert got is doc
+    assert capsys.readouterr().err == (
+        'New leader elected "n1"\n'
+        "jetlink: warning: the preferred server n3 was not elected (n1 was): it is down, or "
+        "not one of the group's peers\n")
+    S.await_new_leader(App(), lambda: doc, "n2", 'stream "R3"', 3, "n1")
+    assert capsys.readouterr().err == 'New leader elected "n1"\n'
