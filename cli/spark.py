@@ -54,10 +54,8 @@ TargetConfigOpt = Annotated[Path | None, config_option(
 def _run(app: App, job: Any) -> None:
     """Run ``job()`` (a Summary) with a progress bar when stderr is a terminal (where the bar
     goes, as every bar: output.progress's rule), then print the summary."""
-    if app.json or not output.stderr_is_terminal():
-        summary = job()
-    else:
-        summary = with_progress(job)
+    summary = interrupt_said(app, job, lambda: job() if app.json or
+                             not output.stderr_is_terminal() else with_progress(job))
     # the job is done and its target written: an interrupt now would only cut the summary
     # short, and a script must not read a finished job as an interrupted one (exit 130)
     from jetlink.core.interrupts import ignored_from_now
@@ -78,6 +76,21 @@ def _run(app: App, job: Any) -> None:
             or "none (written to a lake)"})
 
     output.emit(app, doc, human)
+
+
+def interrupt_said(app: App, job: Any, run: Any) -> Any:
+    """``run()``'s result; stopped by Ctrl-C, what the job left said on stderr (the job's
+    own words when it knows them: a store target it created removed, a mirror topic's
+    records kept), and with --json one document saying so, then exit 130."""
+    try:
+        return run()
+    except KeyboardInterrupt as stop:
+        said = getattr(stop, "left", None) or ("the job stopped before it finished: a "
+                                               "target it wrote to may hold part of its rows")
+        output.notice(app, f"jetlink: interrupted: {said}")
+        if app.json:
+            output.print_json({"interrupted": True, "description": said})
+        raise
 
 
 def _config(path: Path | None, type_name: str = "StreamConfig") -> dict[str, Any] | None:

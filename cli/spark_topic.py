@@ -86,10 +86,10 @@ def mirror_topic(
         return seed_mirror_topic(spark, store, common.make_clock(), app.cluster, topic, link,
                                  failover=failover)
 
-    if app.json or not output.stdout_is_terminal():
-        summary = job()
-    else:
-        summary = with_progress(job)
+    from jetlink.cli.spark import interrupt_said
+
+    summary = interrupt_said(app, job, lambda: job() if app.json or
+                             not output.stdout_is_terminal() else with_progress(job))
     output.emit(app, summary.to_json(), _human)
 
 

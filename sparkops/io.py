@@ -395,8 +395,15 @@ def path_exists(spark: Any, path: str) -> bool:
     return bool(fs.exists(p))
 
 
+# A dataset's path read as written: Spark's readers take a path holding * ? [ ] { } as a
+# Hadoop glob (star* read star1 and star* together, br[1] read br1) and list its directory
+# to match it (a sibling named col:on failed the read); DataSource's __globPaths__ option
+# (its GLOB_PATHS_KEY) turns that off, as stream export / import read a path.
+LITERAL_PATH = {"__globPaths__": "false"}
+
+
 def read_parquet(spark: Any, path: str) -> Any:
-    return spark.read.schema(lake.spark_ddl()).parquet(path)
+    return spark.read.options(**LITERAL_PATH).schema(lake.spark_ddl()).parquet(path)
 
 
 # The lake columns a dataset must have for its rows to be messages (the others may be all
@@ -414,7 +421,7 @@ def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str |
         return (f"holds an empty file {empty} (0 bytes): no Parquet file (a copy cut "
                 "short?); restore it, or remove it if the dataset is whole without it")
     try:
-        schema = spark.read.parquet(path).schema
+        schema = spark.read.options(**LITERAL_PATH).parquet(path).schema
         found = {f.name for f in schema.fields}
     except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: schema unreadable
         if not _has_data_files(spark, path):

@@ -432,12 +432,18 @@ class Runner:
                 # job's start); a mirror keeps its origin's times
                 stamp = self.clock.now_ns() if cfg.mirror is None else None
                 self._write(summary, df, js, target, final_last, pairs, progress, stamp)
-            except BaseException:  # a failure, or an interrupt (Ctrl-C): no half target
+            except BaseException as stop:  # a failure, or an interrupt: no half target
                 if create is not None:
                     from jetlink.core.interrupts import no_interrupt
 
                     with no_interrupt():  # (a second Ctrl-C must not cut the removal short)
                         self._drop_target(js, target)
+                if isinstance(stop, KeyboardInterrupt):  # what it left, for the line said
+                    stop.left = (  # type: ignore[attr-defined]
+                        f"the job stopped while it wrote {target}: the target it created "
+                        "was removed (run the job again)" if create is not None else
+                        f"the job stopped while it wrote {target}: it keeps what the job "
+                        "committed (jetlink replicate continues it)")
                 raise
         finally:
             if not known:

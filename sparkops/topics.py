@@ -140,8 +140,11 @@ def seed_mirror_topic(spark: Any, datadir: DataDir, clock: Clock, cluster: str, 
         raise SparkJobError(f"{failure_text(e)}; mirror topic {plan.topic} keeps the "
                             f"{plan.rows_out} records written, the link continues from there"
                             ) from None
-    except BaseException:
+    except BaseException as stop:
         mirrors.bulk_release(plan)
+        if isinstance(stop, KeyboardInterrupt):  # what it left, for the interrupted line
+            stop.left = (f"mirror topic {plan.topic} keeps the {plan.rows_out:,} records "  # type: ignore[attr-defined]
+                         "the job wrote; the link continues from there (jetlink replicate)")
         raise
     result = mirrors.bulk_finish(plan, failover=failover)
     summary.rows_out = plan.rows_out

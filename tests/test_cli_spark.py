@@ -90,6 +90,13 @@ def test_an_interrupt_while_the_target_is_written_removes_the_target(jl, monkeyp
     monkeypatch.setattr(Runner, "_write", written_then_interrupted)
     r = jl("spark", "mirror", "store:ORDERS", "store:BACKUP")
     assert r.exit_code == 130, r.output
+    said = ("the job stopped while it wrote store:local/BACKUP: the target it created was "
+            "removed (run the job again)")
+    assert r.stderr == f"jetlink: interrupted: {said}\n", r.stderr
+    # --json: one document all the same
+    r = jl("spark", "mirror", "store:ORDERS", "store:BACKUP", "-j")
+    assert (r.exit_code, json.loads(r.stdout)) == (130, {"interrupted": True,
+                                                         "description": said})
     monkeypatch.setattr(Runner, "_write", real)
     assert "BACKUP" not in doc(jl("stream", "ls", "-n", "-j"))
     ok(jl("spark", "mirror", "store:ORDERS", "store:BACKUP"))  # the same job, anew
@@ -339,6 +346,24 @@ def test_mirror_from_a_lake_export_into_the_store(jl):
         'cycle (10052): mirror.name = "ORDERS" (the dataset is a mirror of ORDERS: import it '
         "under another name, a mirror of it, or create stream ORDERS yourself with its "
         "subjects (jetlink stream add) and import into it)\n"), r.stderr
+
+
+def test_a_dataset_path_holding_glob_characters_is_read_as_written(jl):
+    """A `parquet:` path with * [ ] (a name a user may give): read as written, never as a
+    Hadoop glob (star* reading star1 too; br[1] reading br1), nor failed by a sibling whose
+    name holds a colon that a glob would have listed."""
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 3)
+    ok(jl("stream", "add", "EMPTY", "--subjects", "empty.>", "--defaults"))
+    g = jl.tmp / "g"
+    for name, stream in (("star*", "ORDERS"), ("star1", "ORDERS"), ("br[1]", "ORDERS"),
+                         ("br1", "EMPTY")):
+        ok(jl("stream", "export", stream, f"parquet:{g / name}"))
+    (g / "col:on").mkdir()
+    for name in ("star*", "br[1]"):
+        summary = doc(jl("spark", "mirror", f"parquet:{g / name}", f"parquet:{g / 'o'}{name}",
+                         "-j"))
+        assert (summary["rows_in"], summary["rows_out"]) == (3, 3), (name, summary)
 
 
 def test_a_cluster_marked_down_is_not_read_nor_written(jl):

@@ -213,6 +213,26 @@ def test_cli_mirror_topic_failover_on_a_compacted_topic(jl, cli_world, cli_clock
     Kafka(dd.open("east"), cli_clock).produce("ledger", [(b"k", b"after")], partition=0)
 
 
+def test_cli_mirror_topic_interrupted_says_what_it_kept(jl, cli_world, cli_clock, monkeypatch):
+    """Ctrl-C while the copy writes: the mirror topic keeps what was written and goes back to
+    its link (which continues from there), said on stderr, exit 130; --json: one document."""
+    from jetlink.core import lake
+
+    real = lake.write_topic_rows
+
+    def some_then_interrupted(mirrors, plan, batches, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lake, "write_topic_rows", some_then_interrupted)
+    r = jl("--cluster", "east", "spark", "mirror-topic", "ledger", "-l", "L", "-j")
+    monkeypatch.setattr(lake, "write_topic_rows", real)
+    assert r.exit_code == 130, r.output
+    said = ("mirror topic ledger keeps the 0 records the job wrote; the link continues from "
+            "there (jetlink replicate)")
+    assert r.stderr == f"jetlink: interrupted: {said}\n"
+    assert json.loads(r.stdout) == {"interrupted": True, "description": said}
+
+
 def test_cli_refusals(jl, cli_world, cli_clock, monkeypatch):
     """Each refused before a Spark driver starts (core's bulk_check, read only)."""
     from jetlink.sparkops import session as sparkops_session
