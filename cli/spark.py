@@ -124,7 +124,7 @@ def mirror(
     """
     app = App.of(ctx)
     check_addresses(app, {"ORIGIN": [origin], "TARGET": [target]})
-    check_output("TARGET", target)
+    check_output("TARGET", target, [origin])
     check_inputs(app, {"ORIGIN": [origin]})
     runner = job_runner(app, master, conf, properties_file, [origin])
     _run(app, lambda: runner.mirror(origin, target, config=_config(config)))

@@ -6,6 +6,7 @@ jetlink.sparkops (and so pyspark) is imported inside the functions only."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -116,11 +117,16 @@ def check_inputs(app: App, named: dict[str, list[str]], *, meta: bool = True) ->
             check_input(dd, parse_address(text, app.cluster, what=what), meta=meta)
 
 
-def check_output(what: str, text: str) -> None:
+def check_output(what: str, text: str, inputs: Sequence[str] = ()) -> None:
     """A ``parquet:`` output on the local filesystem that cannot be written (no directory can
-    be made there, or a dataset or an unfinished job's files are there already): one line
-    naming it, why and how to clear it (exit status 1), before Spark starts."""
+    be made there, or a dataset or an unfinished job's files are there already), or that is
+    inside one of the job's ``parquet:`` inputs (its files would then be read as that
+    dataset's rows by every later reader): one line naming it, why and how to clear it
+    (exit status 1), before Spark starts."""
+    import os
+
     from jetlink.core.errors import JetlinkError
+    from jetlink.core.lake import local_path
     from jetlink.sparkops.io import occupied_output, unwritable_output
 
     if text.startswith("parquet:"):
@@ -128,6 +134,15 @@ def check_output(what: str, text: str) -> None:
         why = unwritable_output(path) or occupied_output(path)
         if why:
             raise JetlinkError(f"{what} {text!r}: {why}; nothing was started", field=what)
+        out = local_path(path)
+        for given in inputs:
+            inp = local_path(given[len("parquet:"):]) if given.startswith("parquet:") else None
+            if out is not None and inp is not None and \
+                    os.path.commonpath([out, inp]) == inp:
+                raise JetlinkError(f"{what} {text!r}: inside the dataset {given} the job "
+                                   "reads: its files would be read as that dataset's rows "
+                                   "by every later reader; give a path outside it; nothing "
+                                   "was started", field=what)
 
 
 def job_runner(app: App, master: str, conf: list[str] | None, props: Path | None,

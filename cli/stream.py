@@ -1680,6 +1680,12 @@ def parquet_option(value: str, option: str | None = None) -> str:
             f"(parquet:/data/orders, parquet:file:///data/orders){hint}",
             param_hint=f"'{option}'" if option else None,
         )
+    from jetlink.core.lake import dataset_path_problem
+
+    why = dataset_path_problem(value[len(PARQUET_PREFIX):])
+    if why:
+        raise typer.BadParameter(f"{value!r}: {why}",
+                                 param_hint=f"'{option}'" if option else None)
     return value[len(PARQUET_PREFIX) :]
 
 

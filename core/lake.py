@@ -168,6 +168,16 @@ class LakeExistsError(LakeError):
     """The export's directory already holds files (``force`` replaces the dataset)."""
 
 
+def dataset_path_problem(path: str) -> str | None:
+    """Why ``path`` (what follows ``parquet:``) is no dataset path as given, one rule for the
+    stream verbs and the Spark jobs: the prefix given twice (``parquet:parquet:/x`` would
+    write ./parquet:/x, or name a filesystem "parquet"); None when it is one."""
+    if path.startswith("parquet:"):
+        return (f"the parquet: prefix is given twice: the dataset at "
+                f"{path[len('parquet:'):] or 'PATH'} is {path}")
+    return None
+
+
 def local_path(path: str) -> str | None:
     """The absolute local path of a dataset location (a path, or a ``file:`` URI), None for
     another filesystem's URI."""

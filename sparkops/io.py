@@ -50,6 +50,9 @@ def parse_address(text: str, default_cluster: str, *, what: str = "address") -> 
         path = text[len("parquet:"):]
         if not path:
             raise AddressError(f"{what} {text!r}: parquet: needs a path")
+        why = lake.dataset_path_problem(path)
+        if why:
+            raise AddressError(f"{what} {text!r}: {why}")
         return Address("parquet", path=path)
     body = text[len("store:"):] if text.startswith("store:") else text
     if ":" in body.split("/")[0] and not text.startswith("store:"):

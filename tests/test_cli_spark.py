@@ -359,6 +359,18 @@ def test_a_dataset_path_holding_glob_characters_is_read_as_written(jl):
     for name, stream in (("star*", "ORDERS"), ("star1", "ORDERS"), ("br[1]", "ORDERS"),
                          ("br1", "EMPTY")):
         ok(jl("stream", "export", stream, f"parquet:{g / name}"))
+    r = jl("spark", "mirror", "store:ORDERS", f"parquet:parquet:{g / 'twice'}")
+    assert (r.exit_code, r.stderr) == (2, (
+        f"jetlink: error: TARGET 'parquet:parquet:{g / 'twice'}': the parquet: prefix is "
+        f"given twice: the dataset at {g / 'twice'} is parquet:{g / 'twice'}\n"))
+    # a target inside the dataset the job reads: refused before Spark starts
+    before = sorted(p.name for p in (g / "star1").iterdir())
+    r = jl("spark", "mirror", f"parquet:{g / 'star1'}", f"parquet:{g / 'star1' / 'inner'}")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: TARGET 'parquet:{g / 'star1' / 'inner'}': inside the dataset "
+        f"parquet:{g / 'star1'} the job reads: its files would be read as that dataset's "
+        "rows by every later reader; give a path outside it; nothing was started\n"))
+    assert sorted(p.name for p in (g / "star1").iterdir()) == before
     (g / "col:on").mkdir()
     for name in ("star*", "br[1]"):
         summary = doc(jl("spark", "mirror", f"parquet:{g / name}", f"parquet:{g / 'o'}{name}",

@@ -564,6 +564,18 @@ def test_cli_path_without_parquet_prefix_is_a_usage_error(jl, verb, target):
 
 
 @pytest.mark.parametrize("verb", ["export", "import"])
+def test_cli_a_doubled_parquet_prefix_is_a_usage_error(jl, verb, tmp_path, monkeypatch):
+    """parquet:parquet:/x would write ./parquet:/x (or name a filesystem "parquet"): refused,
+    naming the dataset meant, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    result = jl("stream", verb, "ORDERS", "parquet:parquet:/tmp/lake")
+    assert result.exit_code == 2
+    assert ("'parquet:parquet:/tmp/lake': the parquet: prefix is given twice: the dataset "
+            "at /tmp/lake is parquet:/tmp/lake") in result.stderr
+    assert not (tmp_path / "parquet:").exists()
+
+
+@pytest.mark.parametrize("verb", ["export", "import"])
 def test_cli_arguments_swapped_are_said_so(jl, verb):
     """The dataset first and the stream second: a usage error with the command that has
     them in order (it suggested parquet:ORDERS)."""
