@@ -1101,15 +1101,9 @@ def ls(
         return
     if infos:
         _consumers_table(app, infos)
-    if gone:
-        if infos:
-            output.line(app, "")
-        title = "Inaccessible Consumers"
-        output.table(app, ("Name",), [[n] for n in gone], title=title,
-                     min_width={"Name": len(title)})
-        output.notice(app, f"jetlink: warning: {len(gone)} consumer"
-                           f"{' was' if len(gone) == 1 else 's were'} not reached (its servers "
-                           "did not answer): listed as inaccessible, with no state")
+    from jetlink.cli.stream import render_inaccessible
+
+    render_inaccessible(app, "consumer", gone, after_table=bool(infos))
 
 
 def _consumers_table(app: App, infos: list[dict[str, Any]]) -> None:

@@ -812,15 +812,25 @@ def render_ls(app: App, infos: list[dict[str, Any]], subject: str | None = None,
         return
     if infos:
         _streams_table(app, infos, subject)
-    if missing:
+    render_inaccessible(app, "stream", missing, after_table=bool(infos))
+
+
+def render_inaccessible(app: App, what: str, names: Sequence[str], *,
+                        after_table: bool) -> None:
+    """The streams or consumers (``what``) a live server did not reach, natscli's
+    renderMissing table ("Inaccessible Streams"), and a warning on stderr that they were not
+    reached (no state: not none stored); nothing when there are none."""
+    if not names:
+        return
+    if after_table:
         output.line(app, "")
-        title = "Inaccessible Streams"
-        output.table(app, ("Name",), [[n] for n in missing], title=title,
-                     min_width={"Name": len(title)})
-        output.notice(app, f"jetlink: warning: {len(missing)} stream"
-                           f"{' was' if len(missing) == 1 else 's were'} not reached (its "
-                           "servers did not answer): listed as inaccessible, with no state "
-                           "(not none stored)")
+    title = f"Inaccessible {what.capitalize()}s"
+    output.table(app, ("Name",), [[n] for n in names], title=title,
+                 min_width={"Name": len(title)})
+    output.notice(app, f"jetlink: warning: {len(names)} {what}"
+                       f"{' was' if len(names) == 1 else 's were'} not reached (its servers "
+                       "did not answer): listed as inaccessible, with no state (not none "
+                       "stored)")
 
 
 def _streams_table(app: App, infos: list[dict[str, Any]], subject: str | None) -> None:

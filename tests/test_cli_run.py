@@ -273,7 +273,14 @@ def test_an_empty_data_dir_is_a_usage_error_and_creates_nothing(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_a_bad_value_from_the_environment_names_its_variable(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("var", "args", "said"), [
+    ("JETLINK_DATA_DIR", ["cluster", "ls"], "invalid value for --data-dir (from "
+     "JETLINK_DATA_DIR): ' ' is an empty path (give a directory, e.g. ./data)"),
+    ("JETLINK_CLUSTER", ["stream", "ls"], "--cluster (from JETLINK_CLUSTER): invalid cluster "
+     "name ' ': use 1 to 64 letters, digits, '_' or '-'"),
+])
+def test_a_bad_value_from_the_environment_names_its_variable(tmp_path, monkeypatch, var, args,
+                                                              said):
     """JETLINK_DATA_DIR / JETLINK_CLUSTER holding spaces: the error names the variable, not
     only the flag a command line that has none would be searched for."""
     from helpers import runner
@@ -281,17 +288,10 @@ def test_a_bad_value_from_the_environment_names_its_variable(tmp_path, monkeypat
     from jetlink.cli.main import app
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("JETLINK_DATA_DIR", " ")
-    r = runner.invoke(app, ["cluster", "ls"], prog_name="jetlink")
-    assert (r.exit_code, r.stderr) == (2, "jetlink: error: invalid value for --data-dir (from "
-                                          "JETLINK_DATA_DIR): ' ' is an empty path (give a "
-                                          "directory, e.g. ./data)\n")
     monkeypatch.setenv("JETLINK_DATA_DIR", str(tmp_path / "d"))
-    monkeypatch.setenv("JETLINK_CLUSTER", " ")
-    r = runner.invoke(app, ["stream", "ls"], prog_name="jetlink")
-    assert (r.exit_code, r.stderr) == (2, "jetlink: error: --cluster (from JETLINK_CLUSTER): "
-                                          "invalid cluster name ' ': use 1 to 64 letters, "
-                                          "digits, '_' or '-'\n")
+    monkeypatch.setenv(var, " ")
+    r = runner.invoke(app, args, prog_name="jetlink")
+    assert (r.exit_code, r.stderr) == (2, f"jetlink: error: {said}\n")
 
 
 def test_inputs_larger_than_any_real_one_are_refused_before_filling_memory(jl, tmp_path,
