@@ -25,6 +25,7 @@ from jetlink.cli.spark_session import (
     check_addresses,
     check_inputs,
     check_output,
+    interrupt_said,
     job_runner,
     with_progress,
 )
@@ -76,21 +77,6 @@ def _run(app: App, job: Any) -> None:
             or "none (written to a lake)"})
 
     output.emit(app, doc, human)
-
-
-def interrupt_said(app: App, job: Any, run: Any) -> Any:
-    """``run()``'s result; stopped by Ctrl-C, what the job left said on stderr (the job's
-    own words when it knows them: a store target it created removed, a mirror topic's
-    records kept), and with --json one document saying so, then exit 130."""
-    try:
-        return run()
-    except KeyboardInterrupt as stop:
-        said = getattr(stop, "left", None) or ("the job stopped before it finished: a "
-                                               "target it wrote to may hold part of its rows")
-        output.notice(app, f"jetlink: interrupted: {said}")
-        if app.json:
-            output.print_json({"interrupted": True, "description": said})
-        raise
 
 
 def _config(path: Path | None, type_name: str = "StreamConfig") -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jetlink.cli import common
+from jetlink.cli import common, output
 from jetlink.cli.app import App
 
 MasterOpt = Annotated[str, typer.Option(
@@ -182,3 +182,18 @@ def with_progress(job: Any) -> Any:
 
         with watch(update):
             return job()
+
+
+def interrupt_said(app: App, job: Any, run: Any) -> Any:
+    """``run()``'s result; stopped by Ctrl-C, what the job left said on stderr (the job's
+    own words when it knows them: a store target it created removed, a mirror topic's
+    records kept), and with --json one document saying so, then exit 130."""
+    try:
+        return run()
+    except KeyboardInterrupt as stop:
+        said = getattr(stop, "left", None) or ("the job stopped before it finished: a "
+                                               "target it wrote to may hold part of its rows")
+        output.notice(app, f"jetlink: interrupted: {said}")
+        if app.json:
+            output.print_json({"interrupted": True, "description": said})
+        raise

@@ -86,7 +86,7 @@ def mirror_topic(
         return seed_mirror_topic(spark, store, common.make_clock(), app.cluster, topic, link,
                                  failover=failover)
 
-    from jetlink.cli.spark import interrupt_said
+    from jetlink.cli.spark_session import interrupt_said
 
     summary = interrupt_said(app, job, lambda: job() if app.json or
                              not output.stdout_is_terminal() else with_progress(job))

@@ -543,12 +543,15 @@ class LiveConnection:
         replica whose server is down is answered by nobody); or it does not answer either:
         a clustered JetStream answers through its meta leader, and while too few of its
         servers are up, or one is being elected, there is none."""
+        no_leader = ("JetStream did not answer: a cluster has no meta leader while too few of "
+                     "its servers are up or one is being elected")
+        if verb == "INFO":  # (the question itself went unanswered: not asked twice)
+            return no_leader
         try:
             self.request(f"{api}.INFO", b"", timeout=min(2.0, self.timeout),
                          doing="JetStream account info")
         except JetlinkError:
-            return ("JetStream did not answer: a cluster has no meta leader while too few of "
-                    "its servers are up or one is being elected")
+            return no_leader
         return (f"JetStream answers (its meta leader is up), but nothing answered for "
                 f"{_object_of(verb)}: the servers that hold it are down or electing its "
                 "leader")
