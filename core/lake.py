@@ -178,6 +178,58 @@ def dataset_path_problem(path: str) -> str | None:
     return None
 
 
+def row_stats_problem(directory: str, *, stream: bool = True) -> str | None:
+    """What the Parquet statistics of a local dataset's data files (their footers only: no
+    row is read) show that ``stream import`` would refuse: a sequence missing or outside 1
+    to MAX_SEQ, a time before the Unix epoch, a stream's row without a subject; None when
+    they show none (or hold no statistics: the rows are then checked where they are
+    written). A job that copies a dataset checks it so before it writes anything."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    from .streams import MAX_SEQ
+
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+        for name in sorted(files):
+            if name.startswith(("_", ".")):
+                continue
+            try:
+                meta = pq.ParquetFile(os.path.join(root, name)).metadata
+            except (OSError, ValueError):  # (not Parquet: the job's own read says so)
+                continue
+            columns = {meta.schema.column(i).name: i for i in range(meta.num_columns)}
+            for g in range(meta.num_row_groups):
+                why = _group_problem(meta.row_group(g), columns, stream, MAX_SEQ)
+                if why:
+                    return f"{name}: {why}"
+    return None
+
+
+def _group_problem(group: Any, columns: dict[str, int], stream: bool, max_seq: int
+                   ) -> str | None:
+    """:func:`row_stats_problem` of one row group, from its column statistics."""
+    def stats(col: str) -> Any:
+        at = columns.get(col)
+        return group.column(at).statistics if at is not None else None
+
+    seq, ts, subject = stats("seq"), stats("ts"), stats("subject")
+    if seq is not None and seq.null_count:
+        return f"a row without a sequence (column seq null): not a stream sequence (1 to " \
+               f"{max_seq})"
+    if seq is not None and seq.has_min_max and isinstance(seq.min, int) and \
+            isinstance(seq.max, int) and (seq.min < 1 or seq.max > max_seq):
+        return (f"message {seq.min if seq.min < 1 else seq.max}: not a stream sequence (1 to "
+                f"{max_seq})")
+    if ts is not None and ts.has_min_max and isinstance(ts.min, int) and ts.min < 0:
+        return (f"time {ts.min} is before the Unix epoch (column ts: the time stored, "
+                "nanoseconds since 1970-01-01T00:00:00Z, never negative)")
+    if stream and subject is not None and subject.null_count:
+        return "a row without a subject (column subject null)"
+    return None
+
+
 def local_path(path: str) -> str | None:
     """The absolute local path of a dataset location (a path, or a ``file:`` URI), None for
     another filesystem's URI."""

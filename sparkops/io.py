@@ -127,7 +127,13 @@ def check_input(data_dir: Any, addr: Address, *, meta: bool = True) -> None:
             raise JetlinkError(f"{addr} has no {lake.META_FILE} (write it with `jetlink "
                                "stream export` or a jetlink job)")
         if meta and os.path.isdir(here):
-            lake.read_meta(here)  # one its readers refuse, refused before a driver starts
+            doc = lake.read_meta(here)  # one its readers refuse, refused before a driver
+            # starts; so are rows its statistics show stream import would refuse
+            why = lake.row_stats_problem(here, stream=(doc or {}).get("kind", "stream")
+                                         == "stream")
+            if why:
+                raise JetlinkError(f"{addr}: {why}; nothing was started (jetlink stream "
+                                   "import refuses such rows too)")
         return
     data_dir.check_exists()
     topic = addr.kind == "topic"

@@ -501,8 +501,9 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
     pq.write_table(pa.Table.from_pylist(rows, loose), nulls / "part-00000.parquet")
     r = jl("spark", "mirror", f"parquet:{nulls}", "store:NS")
     assert (r.exit_code, r.stderr) == (1, (
-        "jetlink: error: writing store:local/NS: rows not of the lake schema: Casting field "
-        "'seq' with null values to non-nullable\n")), r.stderr
+        f"jetlink: error: parquet:{nulls}: part-00000.parquet: a row without a sequence "
+        "(column seq null): not a stream sequence (1 to 1099511627775); nothing was started "
+        "(jetlink stream import refuses such rows too)\n")), r.stderr
     assert "NS" not in doc(jl("stream", "ls", "-a", "-j"))
     empty = jl.tmp / "empty"
     empty.mkdir()

@@ -131,3 +131,36 @@ def test_a_properties_file_larger_than_any_real_one_is_refused(tmp_path, monkeyp
     small.write_text("spark.executor.memory 2g\n# a comment\nspark.ui.enabled=false\n")
     assert read_properties(str(small)) == {"spark.executor.memory": "2g",
                                            "spark.ui.enabled": "false"}
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda t: t.set_column(t.schema.get_field_index("ts"), "ts",
+                            __import__("pyarrow").array([-5] * t.num_rows, "int64")),
+     "time -5 is before the Unix epoch (column ts: the time stored, nanoseconds since "
+     "1970-01-01T00:00:00Z, never negative)"),
+    (lambda t: t.set_column(t.schema.get_field_index("seq"), "seq",
+                            __import__("pyarrow").array(range(0, t.num_rows), "int64")),
+     "message 0: not a stream sequence (1 to 1099511627775)"),
+    (lambda t: t.set_column(t.schema.get_field_index("subject"), "subject",
+                            __import__("pyarrow").array([None] * t.num_rows, "string")),
+     "a row without a subject (column subject null)"),
+])
+def test_a_dataset_whose_statistics_show_rows_import_refuses_is_refused_before_spark(
+        jl, no_spark, tmp_path, change, said):
+    """A hand-written dataset (pyarrow) with a negative time, a sequence 0, rows without a
+    subject: what stream import refuses, refused by a job before a driver starts, read from
+    the files' statistics (no row read), the job's target not made."""
+    import pyarrow.parquet as pq
+
+    assert jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults").exit_code == 0
+    assert jl("pub", "orders.x", "m{{Count}}", "--count", "5").exit_code == 0
+    lake = tmp_path / "lake"
+    assert jl("stream", "export", "ORDERS", f"parquet:{lake}").exit_code == 0
+    [part] = [p for p in lake.rglob("*.parquet")]
+    pq.write_table(change(pq.read_table(part)), part)
+    before = data_dir_bytes(jl.data)
+    r = jl("spark", "mirror", f"parquet:{lake}", f"parquet:{tmp_path / 'out'}")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: parquet:{lake}: {part.name}: {said}; nothing was started (jetlink "
+        "stream import refuses such rows too)\n")), r.stderr
+    assert data_dir_bytes(jl.data) == before and not (tmp_path / "out").exists()
