@@ -1092,7 +1092,7 @@ def ls(
     # the consumers the server did not reach (their servers gone): named apart, as natscli's
     # renderMissing ("Inaccessible Consumers"), never left out as if there were none
     listed = {i["name"] for i in infos}
-    gone = sorted(n for n in getattr(listing, "missing", ()) if n not in listed)
+    gone = sorted(n for n in listing.missing if n not in listed)
     if names or app.json:
         app.emit(sorted([*listed, *gone]), human=output.lines)
         return

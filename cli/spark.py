@@ -55,8 +55,8 @@ TargetConfigOpt = Annotated[Path | None, config_option(
 def _run(app: App, job: Any) -> None:
     """Run ``job()`` (a Summary) with a progress bar when stderr is a terminal (where the bar
     goes, as every bar: output.progress's rule), then print the summary."""
-    summary = interrupt_said(app, job, lambda: job() if app.json or
-                             not output.stderr_is_terminal() else with_progress(job))
+    summary = interrupt_said(
+        app, lambda: job() if app.json or not output.stderr_is_terminal() else with_progress(job))
     # the job is done and its target written: an interrupt now would only cut the summary
     # short, and a script must not read a finished job as an interrupted one (exit 130)
     from jetlink.core.interrupts import ignored_from_now

@@ -184,7 +184,7 @@ def with_progress(job: Any) -> Any:
             return job()
 
 
-def interrupt_said(app: App, job: Any, run: Any) -> Any:
+def interrupt_said(app: App, run: Any) -> Any:
     """``run()``'s result; stopped by Ctrl-C, what the job left said on stderr (the job's
     own words when it knows them: a store target it created removed, a mirror topic's
     records kept), and with --json one document saying so, then exit 130."""

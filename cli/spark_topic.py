@@ -88,8 +88,8 @@ def mirror_topic(
 
     from jetlink.cli.spark_session import interrupt_said
 
-    summary = interrupt_said(app, job, lambda: job() if app.json or
-                             not output.stdout_is_terminal() else with_progress(job))
+    summary = interrupt_said(
+        app, lambda: job() if app.json or not output.stdout_is_terminal() else with_progress(job))
     output.emit(app, summary.to_json(), _human)
 
 

@@ -207,6 +207,17 @@ def row_stats_problem(directory: str, *, stream: bool = True) -> str | None:
     return None
 
 
+def _seq_rule(max_seq: int) -> str:
+    """The rule of a row's sequence, as a refusal says it (import's and a job's alike)."""
+    return f"not a stream sequence (1 to {max_seq})"
+
+
+def _before_epoch(ts: int) -> str:
+    """The refusal of a row's negative time (import's and a job's check alike)."""
+    return (f"time {ts} is before the Unix epoch (column ts: the time stored, nanoseconds "
+            "since 1970-01-01T00:00:00Z, never negative)")
+
+
 def _group_problem(group: Any, columns: dict[str, int], stream: bool, max_seq: int
                    ) -> str | None:
     """:func:`row_stats_problem` of one row group, from its column statistics."""
@@ -216,15 +227,12 @@ def _group_problem(group: Any, columns: dict[str, int], stream: bool, max_seq: i
 
     seq, ts, subject = stats("seq"), stats("ts"), stats("subject")
     if seq is not None and seq.null_count:
-        return f"a row without a sequence (column seq null): not a stream sequence (1 to " \
-               f"{max_seq})"
+        return f"a row without a sequence (column seq null): {_seq_rule(max_seq)}"
     if seq is not None and seq.has_min_max and isinstance(seq.min, int) and \
             isinstance(seq.max, int) and (seq.min < 1 or seq.max > max_seq):
-        return (f"message {seq.min if seq.min < 1 else seq.max}: not a stream sequence (1 to "
-                f"{max_seq})")
+        return f"message {seq.min if seq.min < 1 else seq.max}: {_seq_rule(max_seq)}"
     if ts is not None and ts.has_min_max and isinstance(ts.min, int) and ts.min < 0:
-        return (f"time {ts.min} is before the Unix epoch (column ts: the time stored, "
-                "nanoseconds since 1970-01-01T00:00:00Z, never negative)")
+        return _before_epoch(ts.min)
     if stream and subject is not None and subject.null_count:
         return "a row without a subject (column subject null)"
     return None
@@ -502,7 +510,7 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                 while row is not None and n < txn_rows:
                     seq, subject, ts, hdr, data = row
                     if seq is None or seq < 1 or seq > MAX_SEQ:
-                        raise LakeError(f"message {seq}: not a stream sequence (1 to {MAX_SEQ})")
+                        raise LakeError(f"message {seq}: {_seq_rule(MAX_SEQ)}")
                     if seq <= top:
                         raise LakeError(f"message {seq}: stream {stream} is already at sequence "
                                         f"{top} (rows must come after it, in order)")
@@ -523,9 +531,7 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                                             "NATS header block (column headers: NATS/1.0 and "
                                             "one header per line)")
                     if as_published and ts is not None and ts < 0:
-                        raise LakeError(f"message {seq}: time {ts} is before the Unix epoch "
-                                        "(column ts: the time stored, nanoseconds since "
-                                        "1970-01-01T00:00:00Z, never negative)")
+                        raise LakeError(f"message {seq}: {_before_epoch(ts)}")
                     if data is None:
                         data = b""
                     if ts is None:

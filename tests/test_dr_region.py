@@ -284,8 +284,10 @@ def test_a_rerun_with_fence_says_nothing_to_fail_over_then_what_it_fenced(region
     fence's lines."""
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(region("cluster", "up", "west"))
-    # the dry run says it as the run will (then the fence it would make)
+    # the dry run says it as the run will (then the fence it would make), changing nothing
+    before = data_dir_bytes(region.data, databases_only=True)
     dry = ok(east(region, "dr", "failover", "--from", "west", "--fence", "--dry-run")).stdout
+    assert data_dir_bytes(region.data, databases_only=True) == before
     assert [x for x in dry.splitlines() if x.startswith("Nothing to")] == [
         f"Nothing to fail over: the region failover of west was done already "
         f"(finished {_stamp(region)})"], dry
@@ -700,7 +702,9 @@ def test_a_fence_dry_run_of_a_region_that_is_down_says_what_the_run_says(jl):
     ok(east(jl, "stream", "add", "B", "--mirror", "O@west", "--defaults"))
     ok(east(jl, "positions", "sync"))
     ok(jl("cluster", "down", "west"))
+    before = data_dir_bytes(jl.data, databases_only=True)
     dry = ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run"))
+    assert data_dir_bytes(jl.data, databases_only=True) == before
     run = ok(east(jl, "dr", "failover", "--from", "west", "--fence", "-f"))
     line = ("stream O@west (failed over to B@east): unreachable (cluster west is down: fenced "
             "when it answers (jetlink dr fence --from west, or dr watch --fence-on-return))")
@@ -1006,7 +1010,7 @@ def test_a_failover_of_a_region_that_answers_warns_of_the_split_brain(jl):
     before = data_dir_bytes(jl.data)
     fenced = ok(east(jl, "dr", "failover", "--from", "west", "--fence", "--dry-run"))
     assert fenced.stderr == ""
-    # the dry run shows the fence it would make after the failover, as dr fence --dry-run
+    # the dry run shows the fence it would make (before each promotion), as dr fence --dry-run
     assert fenced.stdout.splitlines()[-2:] == [
         "stream ORDERS@west (failed over to ORDERS_EAST@east): to fence: orders.> -> "
         "$JETLINK.fenced.ORDERS",

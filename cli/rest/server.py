@@ -1504,25 +1504,12 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-class _Duplicate(ValueError):
-    """An object of the body names one key twice."""
-
-
-def _one_of_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are each given once: a second is refused, never the last one
-    taken silently (which of two ``mirror_topic_names`` a failover acts on), as a query
-    parameter given twice is refused."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Duplicate(f"{key} is given more than once")
-        out[key] = value
-    return out
-
-
 def parse_json(raw: bytes) -> Any:
     """The JSON document ``raw`` (RestError 400 when it is not one, is nested deeper than
-    :data:`MAX_JSON_DEPTH`, or holds NaN / Infinity or a lone surrogate)."""
+    :data:`MAX_JSON_DEPTH`, holds NaN / Infinity or a lone surrogate, or an object naming a
+    key twice)."""
+    from jetlink.core.config.codec import DuplicateKey, one_of_each
+
     try:
         text = raw.decode(json.detect_encoding(raw), "surrogatepass")
     except (UnicodeDecodeError, LookupError) as exc:
@@ -1531,15 +1518,17 @@ def parse_json(raw: bytes) -> Any:
         raise RestError(400, 400, "Request body is not valid JSON: arrays and objects nest "
                                   f"deeper than {MAX_JSON_DEPTH} levels")
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_one_of_each)
+        doc = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=one_of_each)
         json.dumps(doc, ensure_ascii=False).encode("utf-8")  # no lone surrogate
     except RecursionError:  # pragma: no cover - the depth scan refuses these first
         raise RestError(400, 400, "Request body is not valid JSON: nested too deeply") from None
     except UnicodeEncodeError:
         raise RestError(400, 400, "Request body is not valid JSON: a string holds a lone "
                                   "surrogate") from None
-    except _Duplicate as exc:
-        raise RestError(400, 400, f"Request body: {exc}") from None
+    except DuplicateKey as exc:  # (never the last one taken silently: which of two
+        # mirror_topic_names a failover acts on), as a query parameter given twice is refused
+        raise RestError(400, 400, f"Request body: {exc.key} is given more than once") \
+            from None
     except ValueError as exc:
         from jetlink.core.numbers import reason
 

@@ -303,6 +303,27 @@ def decode(cls: type[T], doc: Any, *, strict: bool = False, struct: str | None =
     return obj
 
 
+class DuplicateKey(ValueError):
+    """A JSON object giving ``key`` twice (:func:`one_of_each`)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {json.dumps(key)} given twice in one object")
+        self.key = key
+
+
+def one_of_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``' ``object_pairs_hook`` for a document a person writes (a topology
+    file, a REST request's body): each key of an object given once, a second refused
+    (:class:`DuplicateKey`), never the last one taken silently, as Python's and Java's
+    readers take it."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def given_stored(given: Any, stored: Any, *, durations: frozenset[str] = frozenset()
                  ) -> list[str]:
     """Each field in which the config ``given`` (a create's, defaults filled in) differs

@@ -177,16 +177,23 @@ class _Promoted:
 
 def _promoted(site: Any, info: Any) -> _Promoted | None:
     """A stream a promotion made (its record), with its old origin in another region."""
-    from ..kv import bucket_of_stream
-
     was = _was_mirror(info.config)
     if was is None:
         return None
     cfg, last, _own = was
+    return _of_mirror(site, cfg, last)
+
+
+def _of_mirror(site: Any, cfg: StreamConfig, last: int) -> _Promoted | None:
+    """The object of the mirror config ``cfg`` (a mirror now, or the one a promoted stream
+    was) of ``site``, ``last`` its last sequence; None when its origin is on the same side
+    (no region fails over or returns)."""
+    from ..kv import bucket_of_stream
+
+    assert cfg.mirror is not None
     region = _region(site, cfg)
     if region == site.label:
-        return None  # the origin on the same side: no region returns
-    assert cfg.mirror is not None
+        return None
     kind = "kv" if cfg.mirror.name.startswith("KV_") else "stream"
     shown = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
     return _Promoted(kind, shown, cfg.name, site, cfg, last, region)
@@ -470,19 +477,6 @@ def _fence(item: FenceItem) -> None:
     item.detail = FENCED_DETAIL
 
 
-def fence_promoted(site: Any, stream: str, side: str) -> FenceItem | None:
-    """The old origin of ``stream`` (a stream promoted on ``site``, the side ``side``) fenced
-    now, as :func:`plan_fence` then ``carry_out`` would fence it alone: its item (fenced,
-    or why not); None when ``stream`` is no promoted mirror."""
-    p = _promoted(site, site.js.stream_info(stream))
-    if p is None:
-        return None
-    item = _stream_item(p, side)
-    if item.action == TO_FENCE:
-        _fence(item)
-    return item
-
-
 def origin_item(site: Any, stream: str, side: str) -> FenceItem | None:
     """The origin of the mirror ``stream`` of ``site`` (the side ``side``) as it is now, as
     :func:`plan_fence` reads an old origin (to fence, fenced already, unreachable): what
@@ -490,18 +484,10 @@ def origin_item(site: Any, stream: str, side: str) -> FenceItem | None:
     that the mirror can copy all its origin holds and no publish is stored on both sides;
     None when ``stream`` is no mirror of another region's stream."""
     info = site.js.stream_info(stream)
-    cfg = info.config
-    if cfg.mirror is None:
+    if info.config.mirror is None:
         return None
-    region = _region(site, cfg)
-    if region == site.label:
-        return None
-    from ..kv import bucket_of_stream
-
-    kind = "kv" if cfg.mirror.name.startswith("KV_") else "stream"
-    shown = (bucket_of_stream(cfg.name) or cfg.name) if kind == "kv" else cfg.name
-    return _stream_item(_Promoted(kind, shown, cfg.name, site, cfg, int(info.state.last_seq),
-                                  region), side)
+    p = _of_mirror(site, info.config, int(info.state.last_seq))
+    return None if p is None else _stream_item(p, side)
 
 
 def unfence(item: FenceItem) -> str | None:

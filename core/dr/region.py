@@ -53,6 +53,7 @@ from .fence import (
     ALREADY,
     FENCED,
     Side,
+    _verb,
     fenced_detail,
     mirror_topics,
     refuse_side_addressed,
@@ -527,7 +528,6 @@ class RegionPlan:
         self.run_options = options  # what the objects' verbs are given
         #: the options as the report and the journal show them
         self.options = {k: v for k, v in options.items() if not k.startswith("_")}
-        self._lock = threading.Lock()
 
     @property
     def todo(self) -> list[RegionObject]:
@@ -836,8 +836,7 @@ class RegionPlan:
                     o.detail += ("; " if o.detail else "") + (
                         f"{left:,} message{'' if left == 1 else 's'} stayed on the origin "
                         f"{o.origin}@{o.region} (fenced), never copied: the divergent tail, "
-                        f"which jetlink {'kv' if o.kind == 'kv' else 'stream'} failback "
-                        f"{o.name} saves")
+                        f"which jetlink {_verb(o.kind)} failback {o.name} saves")
             except JetlinkError as err:
                 o.state, o.detail = FAILED, one_line(err)
                 doc = getattr(err, "report", None)

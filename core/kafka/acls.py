@@ -44,7 +44,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["COMPONENT", "OPERATIONS", "PATTERN_TYPES", "PERMISSIONS", "RESOURCE_TYPES",
            "AclBinding", "AclFilter", "AclStore", "AclView", "AuthorizerSettings", "Decision",
            "CLUSTER_NAME", "SUPPORTED_OPERATIONS", "check_operation", "decide", "operation_of",
-           "parse_principal", "resource_type_of", "super_users_comma_warnings"]
+           "binding_warnings", "parse_principal", "resource_type_of", "super_users_comma_warnings",
+           "super_users_of"]
 
 COMPONENT = "kafka_acls"
 SCHEMA_STEPS: list[list[str]] = [[
@@ -212,6 +213,15 @@ def binding_warnings(bindings: Iterable[Any]) -> list[str]:
             if said not in out:
                 out.append(said)
     return out
+
+
+def super_users_of(text: str) -> list[str]:
+    """Kafka's ``super.users`` (``User:a;User:b``, ';' separated, blanks around each and
+    empty pieces left out) as its principals, each checked TYPE:NAME (UsageError)."""
+    users = [u.strip() for u in text.split(";") if u.strip()]
+    for u in users:
+        parse_principal(u, field="super_users")
+    return users
 
 
 # a comma followed by what starts a principal (TYPE:): a list joined with the wrong separator
@@ -648,10 +658,7 @@ class AclStore:
         if enabled is not None:
             values["authorizer"] = "true" if enabled else "false"
         if super_users is not None:
-            users = [u.strip() for u in super_users.split(";") if u.strip()]
-            for u in users:
-                parse_principal(u, field="super_users")
-            values["super.users"] = ";".join(dict.fromkeys(users))
+            values["super.users"] = ";".join(dict.fromkeys(super_users_of(super_users)))
         if allow_everyone is not None:
             values["allow.everyone.if.no.acl.found"] = "true" if allow_everyone else "false"
         if values:

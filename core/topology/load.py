@@ -13,6 +13,7 @@ import tomllib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..config.codec import DuplicateKey
 from ..errors import TOO_DEEP, JetlinkError
 from ..limits import CLUSTER_NAME_RE, MAX_INPUT_FILE
 from ..numbers import reason
@@ -159,8 +160,9 @@ class Topology:
             except RecursionError:
                 self._problem(path, None, None, 0, f"invalid JSON: {TOO_DEEP}", fpos)
                 return
-            except _DuplicateKey as exc:
-                self._problem(path, None, None, 0, f"invalid JSON: {exc}", fpos)
+            except DuplicateKey as exc:
+                self._problem(path, None, None, 0, f"invalid JSON: {exc} (the second would "
+                              "silently replace the first)", fpos)
                 return
             except json.JSONDecodeError as exc:
                 self._problem(
@@ -574,25 +576,12 @@ def _toml_error(text: str, exc: Exception) -> str:
             "a key is set once per table")
 
 
-class _DuplicateKey(ValueError):
-    """A JSON object giving one key twice (TOML refuses it; JSON's last one would win)."""
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(f"key {json.dumps(key)} given twice in one object (the "
-                                "second would silently replace the first)")
-        out[key] = value
-    return out
-
-
 def _json(text: str) -> Any:
-    """A topology file's JSON, every object's keys given once (:class:`_DuplicateKey`)."""
-    from ..config.codec import JsonNumber
+    """A topology file's JSON, every object's keys given once (core/config/codec.py
+    ``one_of_each``)."""
+    from ..config.codec import JsonNumber, one_of_each
 
-    return json.loads(text, object_pairs_hook=_no_duplicates, parse_float=JsonNumber)
+    return json.loads(text, object_pairs_hook=one_of_each, parse_float=JsonNumber)
 
 
 def load_topology(path: str) -> Topology:
