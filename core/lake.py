@@ -512,8 +512,7 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                     if seq is None or seq < 1 or seq > MAX_SEQ:
                         raise LakeError(f"message {seq}: {_seq_rule(MAX_SEQ)}")
                     if seq <= top:
-                        raise LakeError(f"message {seq}: stream {stream} is already at sequence "
-                                        f"{top} (rows must come after it, in order)")
+                        raise LakeError(_seq_order_problem(seq, top, last, stream))
                     if subject not in subjects_ok:
                         if not isinstance(subject, str) or not is_valid_publish_subject(subject):
                             raise LakeError(f"message {seq}: invalid subject {subject!r} "
@@ -560,6 +559,18 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
         if on_rows is not None:
             on_rows(n)
     return {"rows": total, "first_seq": first, "last_seq": last, "transactions": txns}
+
+
+def _seq_order_problem(seq: int, top: int, last: int, stream: str) -> str:
+    """The refusal of a row at or below ``top`` (the stream's last sequence): given twice
+    or out of order among the rows written (``last``: the previous row's sequence, 0 when
+    none was), else before what the stream held already."""
+    if last and seq == last:
+        return f"message {seq}: {_twice(seq)}"
+    if last and seq < last:
+        return f"message {seq}: comes after message {last} (rows in sequence order)"
+    return (f"message {seq}: stream {stream} is already at sequence {top} (rows must come "
+            "after it, in order)")
 
 
 def _header_block_problem(hdr: bytes) -> bytes | None:
@@ -1047,8 +1058,55 @@ def _scan_order(fragments, schema, path: str) -> tuple[int, bool]:
 
 
 def _duplicate(path: str, seq: int) -> LakeError:
-    return LakeError(f"{path}: sequence {seq} appears more than once (a stream holds one "
-                     "message per sequence)")
+    return LakeError(f"{path}: {_twice(seq)}")
+
+
+def _twice(seq: int) -> str:
+    """The refusal of a sequence two rows hold (an import's and a job's alike)."""
+    return f"sequence {seq} appears more than once (a stream holds one message per sequence)"
+
+
+SEQ_CHECK_MAX_ROWS = 32_000_000  # rows out of sequence order sorted in memory at most
+
+
+def seq_twice_problem(path: str, *, max_rows: int = SEQ_CHECK_MAX_ROWS) -> str | None:
+    """A sequence two rows of the stream dataset at ``path`` hold (what ``stream import``
+    refuses: :func:`_scan_order`), from its ``seq`` column alone: in one pass when the rows
+    come in sequence order, else sorted in memory when there are at most ``max_rows``
+    (beyond, None: the rows are checked where they are stored). None when every sequence
+    is held once, or a column no number (the job's reading says so)."""
+    import numpy as np
+    import pyarrow as pa
+
+    fragments, schema = _dataset(path)
+    prev: int | None = None
+    ordered, kept, rows = True, [], 0
+    for _where, batch in _fragment_batches(fragments, schema, ["seq"]):
+        col = batch.column(0)
+        if not batch.num_rows or col.null_count:
+            continue  # (a null sequence: the statistics' refusal, row_stats_problem)
+        try:
+            seq = col.cast(pa.int64()).to_numpy()
+        except (ValueError, TypeError, NotImplementedError):
+            return None
+        rows += len(seq)
+        if ordered:
+            step = np.diff(seq, prepend=seq[:1] - 1 if prev is None else np.int64(prev))
+            if step.min() <= 0:
+                same = np.nonzero(step == 0)[0]
+                if len(same):
+                    return _twice(int(seq[same[0]]))
+                ordered = False
+            prev = int(seq[-1])
+        if rows <= max_rows:
+            kept.append(seq)
+        elif not ordered:
+            return None
+    if ordered or not kept:
+        return None
+    every = np.sort(np.concatenate(kept))
+    same = np.nonzero(every[1:] == every[:-1])[0]
+    return _twice(int(every[same[0]])) if len(same) else None
 
 
 def _sorted_rows(fragments, schema, path: str):

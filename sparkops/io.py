@@ -129,8 +129,13 @@ def check_input(data_dir: Any, addr: Address, *, meta: bool = True) -> None:
         if meta and os.path.isdir(here):
             doc = lake.read_meta(here)  # one its readers refuse, refused before a driver
             # starts; so are rows its statistics show stream import would refuse
-            why = lake.row_stats_problem(here, stream=(doc or {}).get("kind", "stream")
-                                         == "stream")
+            stream = (doc or {}).get("kind", "stream") == "stream"
+            why = lake.row_stats_problem(here, stream=stream)
+            if not why and stream:  # (a sequence held twice shows in no statistics)
+                try:
+                    why = lake.seq_twice_problem(here)
+                except lake.LakeError:
+                    why = None  # (a file no reader takes: the job's own reading says why)
             if why:
                 raise JetlinkError(f"{addr}: {why}; nothing was started (jetlink stream "
                                    "import refuses such rows too)")

@@ -164,3 +164,28 @@ def test_a_dataset_whose_statistics_show_rows_import_refuses_is_refused_before_s
         f"jetlink: error: parquet:{lake}: {part.name}: {said}; nothing was started (jetlink "
         "stream import refuses such rows too)\n")), r.stderr
     assert data_dir_bytes(jl.data) == before and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("seqs", [[1, 2, 2, 4, 5], [4, 1, 2, 5, 2]], ids=["in order", "unsorted"])
+def test_a_dataset_holding_a_sequence_twice_is_refused_before_spark(jl, no_spark, tmp_path,
+                                                                    seqs):
+    """A sequence two rows hold shows in no statistics: the seq column alone is read (one
+    pass in order, sorted in memory when not), as stream import refuses it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    assert jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults").exit_code == 0
+    assert jl("pub", "orders.x", "m{{Count}}", "--count", "5").exit_code == 0
+    lake = tmp_path / "lake"
+    assert jl("stream", "export", "ORDERS", f"parquet:{lake}").exit_code == 0
+    [part] = [p for p in lake.rglob("*.parquet")]
+    t = pq.read_table(part)
+    pq.write_table(t.set_column(t.schema.get_field_index("seq"), "seq",
+                                pa.array(seqs, "int64")), part)
+    before = data_dir_bytes(jl.data)
+    r = jl("spark", "mirror", f"parquet:{lake}", f"parquet:{tmp_path / 'out'}")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: parquet:{lake}: sequence 2 appears more than once (a stream holds "
+        "one message per sequence); nothing was started (jetlink stream import refuses such "
+        "rows too)\n")), r.stderr
+    assert data_dir_bytes(jl.data) == before and not (tmp_path / "out").exists()

@@ -289,6 +289,22 @@ def test_duplicate_sequences_are_refused(other, tmp_path):
     assert counters(other, "S") == (0, 0, 0, 0, 0)
 
 
+@pytest.mark.parametrize(("tables", "max_rows", "said"), [
+    ([rows([1, 2, 2, 3])], 100, 2),
+    ([rows([1, 2]), rows([2, 3])], 100, 2),  # across files
+    ([rows([3, 1]), rows([3])], 100, 3),  # out of order: sorted
+    ([rows([5, 1]), rows([2, 3])], 100, None),  # out of order, each once
+    ([rows([1, 2, 4]), rows([7, 9])], 100, None),  # gaps
+    ([rows([1, 2]), rows([3, 3])], 2, 3),  # in order: one pass, whatever the size
+    ([rows([3, 1]), rows([3])], 2, None),  # out of order beyond max_rows: not read
+])
+def test_seq_twice_problem_reads_the_seq_column_as_import_does(tmp_path, tables, max_rows, said):
+    path = write_dataset(tmp_path / "lake", *tables)
+    assert lake.seq_twice_problem(path, max_rows=max_rows) == (
+        None if said is None else
+        f"sequence {said} appears more than once (a stream holds one message per sequence)")
+
+
 def test_rows_of_another_stream_name_are_fine(other, tmp_path):
     path = write_dataset(tmp_path / "lake", rows([1], stream="ELSEWHERE"))
     other.add_stream({"name": "S", "subjects": ["s.>"]})
@@ -363,14 +379,21 @@ def test_an_export_killed_inside_leaves_no_part_readers_take(js, clock, tmp_path
 
 def test_write_stream_rows_rolls_back_the_transaction_of_a_bad_row(js):
     js.add_stream({"name": "S", "subjects": ["s.>"]})
-    with pytest.raises(lake.LakeError, match="message 2: stream S is already at sequence 3"):
+    with pytest.raises(lake.LakeError, match=r"^message 2: comes after message 3 \(rows in "
+                                             r"sequence order\)$"):
         lake.write_stream_rows(js, "S", [rows([1, 3]), rows([2])])
     assert counters(js, "S") == (0, 0, 0, 0, 0)
     # with two rows a transaction, the first transaction stays
-    with pytest.raises(lake.LakeError, match="message 3: stream S is already at sequence 3"):
+    with pytest.raises(lake.LakeError, match=r"^message 3: sequence 3 appears more than once "
+                                             r"\(a stream holds one message per sequence\)$"):
         lake.write_stream_rows(js, "S", [rows([1, 2, 3, 3])], txn_rows=2)
     assert [m[0] for m in msgs(js, "S")] == [1, 2]
     assert counters(js, "S")[3] == 2
+    # a row at or below what the stream held before this write
+    with pytest.raises(lake.LakeError, match=r"^message 2: stream S is already at sequence 2 "
+                                             r"\(rows must come after it, in order\)$"):
+        lake.write_stream_rows(js, "S", [rows([2, 3])])
+    assert [m[0] for m in msgs(js, "S")] == [1, 2]
 
 
 def test_write_stream_rows_refusals_name_the_sequence(js):
