@@ -53,6 +53,11 @@ def parse_address(text: str, default_cluster: str, *, what: str = "address") -> 
         why = lake.dataset_path_problem(path)
         if why:
             raise AddressError(f"{what} {text!r}: {why}")
+        if path.startswith("~"):  # the home directory, as the stream verbs read a path
+            # (core/lake.py local_path); Hadoop's Path would make ./~ of it
+            import os
+
+            path = os.path.expanduser(path)
         return Address("parquet", path=path)
     body = text[len("store:"):] if text.startswith("store:") else text
     if ":" in body.split("/")[0] and not text.startswith("store:"):

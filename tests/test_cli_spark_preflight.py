@@ -189,3 +189,16 @@ def test_a_dataset_holding_a_sequence_twice_is_refused_before_spark(jl, no_spark
         "one message per sequence); nothing was started (jetlink stream import refuses such "
         "rows too)\n")), r.stderr
     assert data_dir_bytes(jl.data) == before and not (tmp_path / "out").exists()
+
+
+def test_a_dataset_path_under_the_home_directory_is_read_there(jl, no_spark, tmp_path,
+                                                               monkeypatch):
+    """``parquet:~/x`` is x in the home directory, as the stream verbs read it (Hadoop's
+    Path alone would make a directory named ~ of it)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)
+    r = jl("spark", "mirror", "parquet:~/nothing", "M")
+    assert (r.exit_code, r.stderr) == (
+        1, f"jetlink: error: parquet:{tmp_path / 'home' / 'nothing'}: no such dataset\n")
+    assert not (tmp_path / "~").exists()
