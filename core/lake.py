@@ -184,11 +184,30 @@ def row_stats_problem(directory: str, *, stream: bool = True) -> str | None:
     to MAX_SEQ, a time before the Unix epoch, a stream's row without a subject; None when
     they show none (or hold no statistics: the rows are then checked where they are
     written). A job that copies a dataset checks it so before it writes anything."""
+    from .streams import MAX_SEQ
+
+    for name, meta in _local_footers(directory):
+        columns = {meta.schema.column(i).name: i for i in range(meta.num_columns)}
+        for g in range(meta.num_row_groups):
+            why = _group_problem(meta.row_group(g), columns, stream, MAX_SEQ)
+            if why:
+                return f"{name}: {why}"
+    return None
+
+
+def local_dataset_rows(directory: str) -> int:
+    """The rows of a local dataset's data files, from their footers (no row read)."""
+    return sum(meta.num_rows for _name, meta in _local_footers(directory))
+
+
+def _local_footers(directory: str) -> Iterator[tuple[str, Any]]:
+    """``(file name, pyarrow FileMetaData)`` of each Parquet data file of a local dataset
+    directory, at any depth, in path order; names starting with ``_`` or ``.`` skipped, as
+    Spark's and pyarrow's readers skip them (a file that is no Parquet too: the job's own
+    read says so)."""
     import os
 
     import pyarrow.parquet as pq
-
-    from .streams import MAX_SEQ
 
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
@@ -196,15 +215,9 @@ def row_stats_problem(directory: str, *, stream: bool = True) -> str | None:
             if name.startswith(("_", ".")):
                 continue
             try:
-                meta = pq.ParquetFile(os.path.join(root, name)).metadata
-            except (OSError, ValueError):  # (not Parquet: the job's own read says so)
+                yield name, pq.ParquetFile(os.path.join(root, name)).metadata
+            except (OSError, ValueError):
                 continue
-            columns = {meta.schema.column(i).name: i for i in range(meta.num_columns)}
-            for g in range(meta.num_row_groups):
-                why = _group_problem(meta.row_group(g), columns, stream, MAX_SEQ)
-                if why:
-                    return f"{name}: {why}"
-    return None
 
 
 def _seq_rule(max_seq: int) -> str:

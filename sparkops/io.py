@@ -425,6 +425,23 @@ def read_parquet(spark: Any, path: str) -> Any:
     return spark.read.options(**LITERAL_PATH).schema(lake.spark_ddl()).parquet(path)
 
 
+def dataset_rows(df: Any, path: str) -> int:
+    """The rows the dataset ``df`` (read from ``path``) holds, what a job reads: from the
+    files' footers on the local filesystem (no Spark job), else Spark's count (of the
+    footers too, for Parquet). Not its ``_jetlink.json`` count, which another writer may
+    have left behind."""
+    try:
+        here = lake.local_path(path)
+    except lake.LakeError:
+        here = None
+    if here is not None:
+        import os
+
+        if os.path.isdir(here):
+            return lake.local_dataset_rows(here)
+    return int(df.count())
+
+
 # The lake columns a dataset must have for its rows to be messages (the others may be all
 # null: a stream's key and partition, a topic's subject)
 LAKE_REQUIRED = ("seq", "ts", "data")

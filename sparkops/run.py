@@ -132,7 +132,7 @@ class Runner:
                 raise SparkJobError(f"{addr} {problem}")
             df = io.read_parquet(self.spark, addr.path)
             return Input(addr, lambda: df, meta["name"], meta.get("identity", ""),
-                         int(state.get("last_seq", 0)), int(state.get("messages", 0)),
+                         int(state.get("last_seq", 0)), io.dataset_rows(df, addr.path),
                          _recorded_config(meta))
         js = self._js(addr.cluster)
         try:

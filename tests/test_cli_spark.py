@@ -305,6 +305,24 @@ def test_a_stream_job_into_a_kafka_cluster_is_refused_before_it_runs(jl):
                                           "--kind nats)\n"), r.stderr
 
 
+def test_rows_in_are_the_rows_the_dataset_files_hold(jl):
+    """"Rows in" counts the rows the job reads (the files' footers), not the count the
+    dataset's _jetlink.json records (another writer may have added files since)."""
+    import json
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 4)
+    lake_path = jl.tmp / "lake-count"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{lake_path}"))
+    meta = json.loads((lake_path / "_jetlink.json").read_text())
+    meta["state"]["messages"] = 99
+    (lake_path / "_jetlink.json").write_text(json.dumps(meta))
+    r = jl("spark", "mirror", f"parquet:{lake_path}", f"parquet:{jl.tmp / 'count-out'}")
+    assert r.exit_code == 0, r.stderr
+    fields = dict(line.split(": ", 1) for line in r.stdout.splitlines() if ": " in line)
+    assert (fields["Rows in"].strip(), fields["Rows out"].strip()) == ("4", "4"), r.stdout
+
+
 def test_mirror_from_a_lake_export_into_the_store(jl):
     ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
     publish(jl, "orders", 12)
