@@ -421,8 +421,29 @@ def path_exists(spark: Any, path: str) -> bool:
 LITERAL_PATH = {"__globPaths__": "false"}
 
 
-def read_parquet(spark: Any, path: str) -> Any:
-    return spark.read.options(**LITERAL_PATH).schema(lake.spark_ddl()).parquet(path)
+def read_parquet(spark: Any, path: str, convert: dict[str, Any] | None = None) -> Any:
+    """The dataset at ``path`` read with the lake schema; ``convert``: columns read with
+    their own Spark types (:func:`read_lake`) and converted to the lake's."""
+    if not convert:
+        return spark.read.options(**LITERAL_PATH).schema(lake.spark_ddl()).parquet(path)
+    from pyspark.sql import functions as F
+
+    ddl = ", ".join(f"`{n}` {convert[n].simpleString()}" if n in convert else part
+                    for n, part in zip(lake.NAMES, lake.spark_ddl().split(", "), strict=True))
+    df = spark.read.options(**LITERAL_PATH).schema(ddl).parquet(path)
+
+    def lake_col(name: str) -> Any:
+        kind = convert.get(name)
+        if kind is None:
+            return F.col(name)
+        want = _INTEGER_COLUMNS[name]
+        if kind.typeName() in _TIMESTAMPS:  # microseconds (the session's zone is UTC)
+            value = F.unix_micros(F.col(name).cast("timestamp")) * 1000
+        else:
+            value = F.col(name)
+        return value.cast(want).alias(name)
+
+    return df.select(*(lake_col(n) for n in lake.NAMES))
 
 
 def dataset_rows(df: Any, path: str) -> int:
@@ -447,39 +468,67 @@ def dataset_rows(df: Any, path: str) -> int:
 LAKE_REQUIRED = ("seq", "ts", "data")
 
 
-def lake_columns_problem(spark: Any, path: str, *, stream: bool = True) -> str | None:
-    """Why the Parquet files at ``path`` are not rows of the lake schema (core/lake.py
-    COLUMNS), or None: no Parquet data files at all, or columns missing (read with the lake
-    schema they would be nulls: a job would write empty messages), or a data file of 0
-    bytes among them (a cut copy, never read as a part holding no rows)."""
+class LakeColumnsError(Exception):
+    """The Parquet files of a dataset are not rows of the lake schema (the message says why,
+    after the dataset's address)."""
+
+
+def read_lake(spark: Any, path: str, *, stream: bool = True) -> Any:
+    """The rows of the dataset at ``path`` in the lake schema, its columns checked first
+    (raises LakeColumnsError: no Parquet data files at all, columns missing (read with the
+    lake schema they would be nulls: a job would write empty messages), a data file of 0
+    bytes among them (a cut copy, never read as a part holding no rows), a number column
+    of another type). Read as ``stream import`` reads them where the lake has another type:
+    ``ts`` a timestamp of any unit as its nanoseconds since the epoch (a zone-less one as
+    UTC; nanosecond timestamps read as their count: the session's
+    ``spark.sql.legacy.parquet.nanosAsLong``), an unsigned 64-bit number (Spark's
+    ``decimal(20,0)``) as the integer it holds."""
     empty = _empty_data_file(spark, path)
     if empty is not None:
-        return (f"holds an empty file {empty} (0 bytes): no Parquet file (a copy cut "
-                "short?); restore it, or remove it if the dataset is whole without it")
+        raise LakeColumnsError(
+            f"holds an empty file {empty} (0 bytes): no Parquet file (a copy cut short?); "
+            "restore it, or remove it if the dataset is whole without it")
     try:
         schema = spark.read.options(**LITERAL_PATH).parquet(path).schema
-        found = {f.name for f in schema.fields}
     except Exception as exc:  # noqa: BLE001 - Spark's AnalysisException: schema unreadable
         if not _has_data_files(spark, path):
-            return "holds no Parquet data files"
+            raise LakeColumnsError("holds no Parquet data files") from None
         fs, p = _hadoop_path(spark, path)
         if fs.getFileStatus(p).isFile():
             # one file that is no Parquet (empty, text): never read as 0 rows
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            return f"is not a Parquet dataset: Spark cannot read its schema ({first})"
-        return None  # (damaged files: the job's own read says what Spark found)
+            raise LakeColumnsError(f"is not a Parquet dataset: Spark cannot read its schema "
+                                   f"({first})") from None
+        return read_parquet(spark, path)  # (damaged files: the job's read says what it found)
+    found = {f.name: f.dataType for f in schema.fields}
     missing = [n for n in (*LAKE_REQUIRED, *(("subject",) if stream else ())) if n not in found]
     if missing:
-        return (f"is not a dataset of the lake schema: no {', '.join(missing)} column"
-                f"{'s' if len(missing) > 1 else ''} (jetlink stream export writes one)")
+        raise LakeColumnsError(
+            f"is not a dataset of the lake schema: no {', '.join(missing)} column"
+            f"{'s' if len(missing) > 1 else ''} (jetlink stream export writes one)")
     # the lake schema's integer columns (core/lake.py COLUMNS): another type fails inside
-    # Spark's reader (a SchemaColumnConvertNotSupportedException)
-    for f in schema.fields:
-        want = _INTEGER_COLUMNS.get(f.name)
-        if want is not None and f.dataType.typeName() not in _INTEGRAL:
-            return (f"is not a dataset of the lake schema: column {f.name} is "
-                    f"{f.dataType.simpleString()}, not an integer ({f.name} {want})")
-    return None
+    # Spark's reader (a SchemaColumnConvertNotSupportedException), or worse, a timestamp's
+    # microseconds read as a number of nanoseconds
+    convert = {}
+    for name, kind in found.items():
+        want = _INTEGER_COLUMNS.get(name)
+        if want is None or kind.typeName() in _INTEGRAL:
+            continue
+        if not (_unsigned(kind) or (name == "ts" and kind.typeName() in _TIMESTAMPS)):
+            raise LakeColumnsError(
+                f"is not a dataset of the lake schema: column {name} is "
+                f"{kind.simpleString()}, not an integer ({name} {want}"
+                f"{' or a timestamp' if name == 'ts' else ''})")
+        convert[name] = kind
+    return read_parquet(spark, path, convert)
+
+
+def _unsigned(kind: Any) -> bool:
+    """Spark's type of a Parquet unsigned 64-bit integer column: decimal(20,0)."""
+    return kind.typeName() == "decimal" and kind.scale == 0 and kind.precision == 20
+
+
+_TIMESTAMPS = ("timestamp", "timestamp_ntz")
 
 
 _INTEGRAL = ("long", "integer", "short", "byte")

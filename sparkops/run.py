@@ -126,11 +126,11 @@ class Runner:
                 raise SparkJobError(f"{addr} holds a {meta['kind']} ({lake.META_FILE}: "
                                     "\"kind\"), not a stream")
             state = meta.get("state") or {}
-            problem = (io.lake_columns_problem(self.spark, addr.path)
-                       if int(state.get("messages", 0)) else None)  # (an empty one: no files)
-            if problem is not None:
-                raise SparkJobError(f"{addr} {problem}")
-            df = io.read_parquet(self.spark, addr.path)
+            try:  # (an empty one: no files to check)
+                df = (io.read_lake(self.spark, addr.path) if int(state.get("messages", 0))
+                      else io.read_parquet(self.spark, addr.path))
+            except io.LakeColumnsError as e:
+                raise SparkJobError(f"{addr} {e}") from None
             return Input(addr, lambda: df, meta["name"], meta.get("identity", ""),
                          int(state.get("last_seq", 0)), io.dataset_rows(df, addr.path),
                          _recorded_config(meta))

@@ -101,6 +101,9 @@ _LOOPBACK_DEFAULTS = {
 _ALWAYS = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.session.timeZone": "UTC",
+    # a Parquet nanosecond timestamp read as its count of nanoseconds (the lake's ts; Spark
+    # refuses the type otherwise): sparkops/io.py read_lake
+    "spark.sql.legacy.parquet.nanosAsLong": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
 

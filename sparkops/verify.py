@@ -229,11 +229,12 @@ def _read(runner: Any, addr: io.Address) -> tuple[str, Any]:
     if kind not in ("", "stream", "topic"):
         raise SparkJobError(f"{addr}: {lake.META_FILE} names an unknown kind {kind!r}")
     empty = bool(meta) and not int((meta.get("state") or {}).get("messages", 0) or 0)
-    problem = None if empty else io.lake_columns_problem(runner.spark, addr.path,
-                                                        stream=kind != "topic")
-    if problem is not None:  # (an empty or foreign directory is not "0 messages": say so)
-        raise SparkJobError(f"{addr} {problem}")
-    return kind, io.read_parquet(runner.spark, addr.path)
+    if empty:
+        return kind, io.read_parquet(runner.spark, addr.path)
+    try:  # (an empty or foreign directory is not "0 messages": say so)
+        return kind, io.read_lake(runner.spark, addr.path, stream=kind != "topic")
+    except io.LakeColumnsError as e:
+        raise SparkJobError(f"{addr} {e}") from None
 
 
 def live_name_problem(js: Any, text: str, what: str) -> str | None:

@@ -323,6 +323,46 @@ def test_rows_in_are_the_rows_the_dataset_files_hold(jl):
     assert (fields["Rows in"].strip(), fields["Rows out"].strip()) == ("4", "4"), r.stdout
 
 
+@pytest.mark.parametrize(("column", "kind"), [
+    ("ts", "timestamp[ms, tz=UTC]"), ("ts", "timestamp[us]"), ("ts", "timestamp[ns, tz=UTC]"),
+    ("seq", "uint64")])
+def test_a_dataset_with_a_timestamp_or_unsigned_column_is_read_as_import_reads_it(
+        jl, column, kind):
+    """Another tool's dataset (pandas, a Go writer): ``ts`` a timestamp of any unit (a
+    zone-less one as UTC), ``seq`` unsigned. A job reads the times and sequences stream
+    import stores from it: verify finds the import equal, and a mirror job writes them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    real = jl.tmp / "real"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{real}"))
+    [part] = list(real.glob("*.parquet"))
+    table = pq.read_table(part)
+    unit = kind.split("[")[1].split(",")[0].rstrip("]") if column == "ts" else "ns"
+    step = {"ms": 1_000_000, "us": 1_000, "ns": 1}[unit]
+    want = [(s, t // step * step) for s, t in zip(table.column("seq").to_pylist(),
+                                                  table.column("ts").to_pylist(), strict=True)]
+    typed = {"timestamp[ms, tz=UTC]": pa.timestamp("ms", "UTC"),
+             "timestamp[us]": pa.timestamp("us"), "timestamp[ns, tz=UTC]": pa.timestamp(
+                 "ns", "UTC"), "uint64": pa.uint64()}[kind]
+    col = table.column(column)
+    if column == "ts":
+        col = pa.array([t // step for t in col.to_pylist()], pa.int64()).cast(typed)
+    pq.write_table(table.set_column(table.schema.get_field_index(column), column,
+                                    col.cast(typed)), part)
+    ok(jl("stream", "rm", "ORDERS", "-f"))  # (the import's stream takes its subjects)
+    ok(jl("stream", "import", "IMP", f"parquet:{real}"))
+    r = jl("spark", "verify", f"parquet:{real}", "store:IMP")
+    assert r.exit_code == 0, (r.stdout, r.stderr)
+    out = jl.tmp / "out"
+    ok(jl("spark", "mirror", f"parquet:{real}", f"parquet:{out}"))
+    got = pq.read_table(out, columns=["seq", "ts"]).sort_by("seq")
+    assert list(zip(got.column("seq").to_pylist(), got.column("ts").to_pylist(),
+                    strict=True)) == want
+
+
 def test_mirror_from_a_lake_export_into_the_store(jl):
     ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
     publish(jl, "orders", 12)
