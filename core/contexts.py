@@ -415,8 +415,9 @@ class ContextStore:
 
     def remove(self, name: str) -> Context:
         """Delete the context ``name`` (NotFoundError when there is none); removing the
-        selected context unselects it. The removed context (as loaded, or with only its name
-        when its file was not valid)."""
+        selected context unselects it, the context selected before it kept as the previous
+        one (``context previous`` never names a removed context). The removed context (as
+        loaded, or with only its name when its file was not valid)."""
         path = self.path(name)
         if path.exists() and not path.is_file():
             raise self._not_a_file(name, path)
@@ -428,10 +429,12 @@ class ContextStore:
             raise
         except JetlinkError:  # a broken file can still be removed
             context = Context(name=name)
-        selected = self.selected_or_none()
+        selected, before = self.selected_or_none(), self.previous()
         path.unlink()
         if selected == name:
             self.unselect()
+            if before and before != name:  # the one selected before it stays the previous
+                self._write(self.previous_path, f"{before}\n".encode())
         if self.previous() == name:  # (context previous names no removed context)
             with contextlib.suppress(OSError):
                 self.previous_path.unlink()

@@ -509,6 +509,14 @@ def test_previous_goes_back_and_forth(jc):
     ok(jc("context", "rm", "b", "-f"))
     assert jc.store.previous() is None
     assert (jc.config / "previous-context.txt").exists() is False
+    # the selected context removed: the one selected before it is still the previous one
+    ok(jc("context", "add", "c", "--cluster", "cc", "--select"))
+    ok(jc("context", "select", "a"))
+    assert (jc.store.selected(), jc.store.previous()) == ("a", "c")
+    ok(jc("context", "rm", "a", "-f"))
+    assert (jc.store.selected_or_none(), jc.store.previous()) == (None, "c")
+    assert doc(jc("context", "previous", "-j"))["name"] == "c"
+    assert jc.store.selected() == "c"
 
 
 def test_names_differing_only_in_case_are_refused(jc):
