@@ -308,6 +308,33 @@ def test_auto_create_with_filters(world):
     assert sorted(t.name for t in east.topics()) == ["foo.a"]
 
 
+def test_a_topic_auto_create_cannot_mirror_is_an_error_of_its_task_until_it_can(world):
+    """A selected source topic whose mirror topic cannot be made (it collides with a topic
+    of the destination) is not skipped silently: the AutoCreateMirror task is IN_ERROR
+    naming it, the step reports it; the collision gone, the mirror is made and the error
+    cleared. A topic the link may not read stays no error of the task."""
+    dd, clock, west, east = world
+    west.create_topic("a.b", 1)
+    west.create_topic("ok", 1)
+    east.create_topic("a_b", 1)
+    m = link(dd, clock, auto_create_mirror_topics_enable="true",
+             auto_create_mirror_topics_filters='{"topicFilters": [{"name": "*", '
+             '"patternType": "LITERAL"}]}')
+    [rep] = pump_links(dd, clock)
+    said = ("source topic 'a.b' not mirrored as 'a.b': Topic 'a.b' collides with existing "
+            "topic: a_b")
+    assert (rep.created, rep.errors) == (
+        ["ok"], [f"auto-create: {said} (INVALID_TOPIC_EXCEPTION 17)"])
+    task = next(t for t in m.links.get("L").tasks if t.task_name == "AutoCreateMirror")
+    assert task.to_json() == {"task_name": "AutoCreateMirror", "state": "IN_ERROR", "errors": [
+        {"error_code": "INVALID_TOPIC_EXCEPTION", "error_message": said}]}
+    east.delete_topic("a_b")
+    [rep] = pump_links(dd, clock)
+    assert (rep.created, rep.errors) == (["a.b"], [])
+    task = next(t for t in m.links.get("L").tasks if t.task_name == "AutoCreateMirror")
+    assert (task.state, task.errors) == ("ACTIVE", ())
+
+
 def test_chaining_and_fan_out(world):
     dd, clock, west, east = world
     dd.add_cluster("north", "kafka")

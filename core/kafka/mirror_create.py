@@ -118,21 +118,26 @@ def _planned(m: MirrorState, topic: str, link: str, source: str, n: int) -> Mirr
                       [PartitionLag(p, 0, 0) for p in range(n)])
 
 
-def auto_create(m: MirrorState, li: Any, src: Any) -> list[str]:
+AUTO_CREATE_TASK = "AutoCreateMirror"
+
+
+def auto_create(m: MirrorState, li: Any, src: Any) -> tuple[list[str], list[str]]:
     """The link step's auto-create: a mirror topic for every source topic the link's topic
     filters select that has none yet and that the link is authorized (source ACLs) to
-    mirror; the names created."""
+    mirror. ``(names created, errors)``: a selected topic that cannot be mirrored (a name
+    over 249 characters with the prefix, one colliding with a topic of the destination...)
+    is an error of the AutoCreateMirror task (IN_ERROR, recorded while it lasts, cleared
+    once none is left), as a mirror created by hand would be refused."""
     from .links import filter_selects, topic_filters
 
-    if not li.config.auto_create_enable:
-        return []
+    if not li.config.auto_create_enable or not li.is_destination:
+        return [], []
     filters = topic_filters(li.configs)
-    if not filters:
-        return []
+    made: list[str] = []
+    errors: list[tuple[dict[str, str], str]] = []  # (the task's error, its code said)
     prefix = li.config.prefix
-    existing = set(m.kafka.topic_names())
-    made = []
-    for t in src.topics():
+    existing = set(m.kafka.topic_names()) if filters else set()
+    for t in src.topics() if filters else ():
         if not filter_selects(filters, t.name):
             continue
         if prefix and t.mirror_link:
@@ -144,9 +149,16 @@ def auto_create(m: MirrorState, li: Any, src: Any) -> list[str]:
         try:
             create(m, name, li.name, source_topic=t.name, auto_created=True)
             made.append(name)
-        except KafkaError:
-            continue
-    return made
+        except KafkaError as err:
+            if err.name == "TOPIC_AUTHORIZATION_FAILED":
+                continue  # (a topic the link may not read is not the link's to mirror)
+            errors.append(({"error_code": err.name, "error_message": (
+                f"source topic '{t.name}' not mirrored as '{name}': {err.description}")},
+                f"{err.name} {err.error_code}"))
+    task = next((t for t in li.tasks if t.task_name == AUTO_CREATE_TASK), None)
+    if list(task.errors if task is not None else ()) != [e for e, _code in errors]:
+        m.links.set_task_errors(li.name, AUTO_CREATE_TASK, [e for e, _code in errors])
+    return made, [f"{e['error_message']} ({code})" for e, code in errors]
 
 
 def recreated_by(m: MirrorState, topic: str) -> tuple[str, str] | None:

@@ -81,7 +81,8 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
             rep.errors.append(f"source cluster {li.source_cluster} is unavailable")
         return rep
     if state != PAUSED:
-        rep.created = auto_create(m, li, src)
+        rep.created, auto_errors = auto_create(m, li, src)
+        rep.errors += [f"auto-create: {e}" for e in auto_errors]
     rows = m._rows(li.name)
     rep.mirrors = len(rows)
     now = now_ms(m.clock)
