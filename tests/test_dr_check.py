@@ -845,6 +845,39 @@ def test_kafka_mirror_topics_recovery_point(jl, links):
         "reported)" in m["ok"]
 
 
+def test_a_partition_the_source_added_counts_before_config_sync_adds_it(jl, links):
+    """Records on a partition the source topic gained are behind (a failover would leave
+    them on the source) before the link's config sync gives the mirror that partition; the
+    offset sync writes no offset for a partition the mirror lacks (a commit there is
+    UNKNOWN_TOPIC_OR_PARTITION), so no failover clamps one."""
+    dd, west = links
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.topics import Kafka
+
+    Links(dd, "east", jl.clock).alter("L", {"topic.config.sync.ms": "600000",
+                                            "consumer.offset.sync.ms": "0"})
+    west.alter_topic("orders", partitions=2)
+    west.produce("orders", [(None, b"n0"), (None, b"n1"), (None, b"n2")], partition=1)
+    west.commit("G", {("orders", 1): 2})
+    jl.clock.advance(SECOND)
+    ok(east(jl, "replicate"))
+    [m] = json.loads(jl("dr", "check", "orders", "-j").stdout)["mirrors"]
+    rp = m["readiness"]["recovery_point"]
+    assert (rp["messages"], rp["oldest"]["partition"], rp["oldest"]["offset"]) == (3, 1, 0)
+    east_k = Kafka(dd.open("east"), jl.clock)
+    assert len(east_k.describe_topic("orders").partitions) == 1
+    assert east_k.committed("G") == {("orders", 0): 4}
+    plan = doc(east(jl, "mirrors", "failover", "orders", "--link", "L", "--dry-run", "-j"))
+    assert "partition 1" not in json.dumps(plan)
+    # config sync adds the partition: copied, its offsets synced, nothing behind
+    jl.clock.advance(600 * SECOND)
+    ok(east(jl, "replicate"))
+    ok(east(jl, "replicate"))
+    [m] = json.loads(jl("dr", "check", "orders", "-j").stdout)["mirrors"]
+    assert m["readiness"]["recovery_point"]["messages"] == 0
+    assert east_k.committed("G") == {("orders", 0): 4, ("orders", 1): 2}
+
+
 def _damage(path) -> None:
     """A cluster database whose header was overwritten (store/health.py: not SQLite)."""
     data = bytearray(path.read_bytes())

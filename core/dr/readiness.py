@@ -1074,7 +1074,7 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
         "source": {"topic": info.source_topic_name, "cluster": li.source_cluster,
                    "reachable": reachable},
         "status": status, "error": info.mirror_topic_error,
-        "recovery_point": {"messages": behind, **reading.to_json(),
+        "recovery_point": {"messages": rp.messages, **reading.to_json(),
                            "last_seen_ms": active // MS if active >= 0 else None,
                            "partitions": [{**p.to_json(), "log_end": p.log_end}
                                           for p in info.mirror_lags], **rp.to_json()},

@@ -154,24 +154,33 @@ def topic_recovery_point(m: Any, info: Any, reachable: bool, active_ns: int, now
                          ) -> RecoveryPoint:
     """The recovery point of a mirror topic (``m``: core/kafka/mirrors.py ``Mirrors`` of its
     cluster, ``info`` its MirrorInfo): the oldest first record not copied over the
-    partitions behind, read at the source when it answers."""
+    partitions behind, read at the source when it answers. A partition the source topic
+    added that the mirror has not yet (config sync adds it) is behind by every record it
+    holds: a failover then would leave them all on the source."""
     from ..kafka.errors import KafkaError
 
     behind = [p for p in info.mirror_lags if p.lag > 0]
     messages = sum(p.lag for p in behind)
     if not reachable:
         return _silence(messages, active_ns)
-    if not behind:
-        return RecoveryPoint(0, 0, ORIGIN)
     try:
         _li, src = m._source(info.link_name)
         if src is None:
             return _silence(messages, active_ns)
-        starts = {p.partition: p.log_start for p in src.offsets(info.source_topic_name)}
+        parts = src.offsets(info.source_topic_name)
+        mirrored = {p.partition for p in info.mirror_lags}
+        added = [p for p in parts if p.partition not in mirrored and p.log_end > p.log_start]
+        if not behind and not added:
+            return RecoveryPoint(0, 0, ORIGIN)
+        messages += sum(p.log_end - p.log_start for p in added)
+        starts = {p.partition: p.log_start for p in parts}
         records = []
         for p in behind:
             offset = max(p.log_end, starts.get(p.partition, 0))
             records += src.fetch(info.source_topic_name, p.partition, offset, max_records=1)
+        for p in added:
+            records += src.fetch(info.source_topic_name, p.partition, p.log_start,
+                                 max_records=1)
     except KafkaError:
         return _silence(messages, active_ns)
     if not records:

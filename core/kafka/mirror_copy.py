@@ -99,7 +99,9 @@ def offsets_to_sync(m: MirrorState, li: Any, mirror: str, source: str) -> tuple[
     """``FROM ... WHERE ...`` selecting, in the source database attached as ``kl_src``,
     the committed offsets the offset sync writes for ``mirror`` (from ``source``): groups
     the link's group filters select, that the link may DESCRIBE (:func:`denied_groups`),
-    not live on this cluster, whose offset here is missing or different. The one
+    not live on this cluster, whose offset here is missing or different, on a partition the
+    mirror has (one the source added is the mirror's once config sync adds it: a commit
+    to a partition a topic lacks is UNKNOWN_TOPIC_OR_PARTITION). The one
     definition of the rule: the sync writes these rows and promote's "pending offset sync"
     check reads them."""
     from .links import filters_sql, group_filters
@@ -112,8 +114,9 @@ def offsets_to_sync(m: MirrorState, li: Any, mirror: str, source: str) -> tuple[
            "ON d.grp = s.grp AND d.topic = ? AND d.partition = s.partition "
            f"WHERE s.topic = ? AND ({cond}){skip} AND (d.committed IS NULL OR "
            "d.committed != s.committed) AND s.grp NOT IN (SELECT grp FROM "
-           f"main.group_members WHERE {LIVE_MEMBER_SQL})")
-    return sql, [mirror, source, *cond_args, *denied, now_ms(m.clock)]
+           f"main.group_members WHERE {LIVE_MEMBER_SQL}) AND s.partition IN (SELECT "
+           "partition FROM main.mirror_partitions WHERE topic = ?)")
+    return sql, [mirror, source, *cond_args, *denied, now_ms(m.clock), mirror]
 
 
 def pending_offsets(m: MirrorState, li: Any, topics: dict[str, str]
