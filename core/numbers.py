@@ -92,7 +92,7 @@ _GO_BASES = {"x": 16, "o": 8, "b": 2}
 _GO_DIGITS = "0123456789abcdef"
 # Go's floating-point literal (strconv.ParseFloat's syntax), compiled when first needed (the
 # few commands that read one: a start-up never pays for it)
-_GO_FLOAT_PATTERN = (r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_GO_FLOAT_PATTERN = (r"[+-]?(?:(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?"
                      r"|0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9]+"
                      r"|inf|infinity|nan)")
 
@@ -150,19 +150,20 @@ def go_parse_int_base0(text: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> i
 
 def go_int_of_float(text: str) -> int:
     """What natscli's ``int`` flags read: fisk's int value is ``strconv.ParseFloat(text,
-    64)`` converted to Go's int, so ``2.5`` is 2, ``-2.5`` -2 and ``1e3`` 1000 (decimal or
-    hexadecimal floating-point literals, ``inf`` and ``nan`` too). A value whose conversion
+    64)`` converted to Go's int, so ``2.5`` is 2, ``-2.5`` -2, ``1e3`` 1000 and ``1_000``
+    1000 (decimal or hexadecimal floating-point literals, underscores between digits as
+    Go's ``underscoreOK`` allows them, ``inf`` and ``nan`` too). A value whose conversion
     Go leaves to the platform (not finite, or past 64 bits) is refused as out of range, as
     is text Go refuses (:class:`IntTextError`)."""
     import math
 
     lo, hi = INT64_MIN, INT64_MAX
     if not re.fullmatch(_GO_FLOAT_PATTERN, text, re.ASCII | re.IGNORECASE) or (
-            "_" in text and not (
-            text.lstrip("+-")[:2].lower() == "0x" and _go_underscores_ok(text))):
+            "_" in text and not _go_underscores_ok(text)):
         raise IntTextError(text, "syntax", lo, hi)
+    plain = text.replace("_", "")  # (readFloat skips the separators underscoreOK allows)
     try:
-        value = float.fromhex(text.replace("_", "")) if "x" in text.lower() else float(text)
+        value = float.fromhex(plain) if "x" in plain.lower() else float(plain)
     except (ValueError, OverflowError):
         raise IntTextError(text, "range", lo, hi) from None
     if not math.isfinite(value) or not -(2.0**63) <= value < 2.0**63:

@@ -237,7 +237,12 @@ GO_FLAG_NUMBERS = [
     ("int64", "9223372036854775808", "range"), ("int64", "-", "syntax"),
     ("int", "2.5", 2), ("int", "-2.5", -2), ("int", "1e3", 1000), ("int", ".5", 0),
     ("int", "5.", 5), ("int", "0x1p4", 16), ("int", "0x_1p4", 16), ("int", "+3", 3),
-    ("int", "0x10", "syntax"), ("int", "1_000", "syntax"), ("int", "abc", "syntax"),
+    ("int", "0x10", "syntax"), ("int", "1_000", 1000), ("int", "1_0", 10),
+    ("int", "1_23.50_0_0e+1_2", 123500000000000), ("int", "0_10", 10), ("int", "1__0", "syntax"),
+    ("int", "_1", "syntax"), ("int", "1_", "syntax"), ("int", "+_1", "syntax"),
+    ("int", "1_.5", "syntax"), ("int", "1._5", "syntax"), ("int", "1e_3", "syntax"),
+    ("int", "1e3_", "syntax"), ("int", "_", "syntax"), ("int", "_.", "syntax"),
+    ("int", ".", "syntax"), ("int", "abc", "syntax"),
     ("int", " 1", "syntax"), ("int", "inf", "range"), ("int", "NaN", "range"),
     ("int", "1e400", "range"), ("int", "9.3e18", "range"), ("int", "9223372036854775807", "range"),
 ]
