@@ -109,7 +109,7 @@ def select_cluster(app: App, bootstrap_server: str | None, command_config: str |
     if bootstrap_server:
         from jetlink.core.errors import did_you_mean
 
-        chosen, host = _cluster_of_servers(app, bootstrap_server)
+        chosen, host = _cluster_of_servers(app, bootstrap_server, flag)
         if chosen is None:
             close = did_you_mean(host, common.data_dir(app).cluster_names())
     if chosen is not None and given == "--cluster" and chosen != app.cluster:
@@ -177,25 +177,37 @@ def _source_from_config(app: App, config_file: Path | None) -> str | None:
     from jetlink.core.kafka.links import parse_properties
 
     servers = parse_properties(_read_text(config_file)).get("bootstrap.servers") or ""
-    name, _host = _cluster_of_servers(app, servers)
+    name, _host = _cluster_of_servers(app, servers, "bootstrap.servers of --config-file:")
     if name is not None:
         output.notice(app, f"jetlink: notice: bootstrap.servers {servers} of --config-file "
                            f"names cluster {name}: the source cluster")
     return name
 
 
-def _cluster_of_servers(app: App, servers: str) -> tuple[str | None, str]:
+def _cluster_of_servers(app: App, servers: str, what: str = "--bootstrap-server"
+                        ) -> tuple[str | None, str]:
     """The cluster of the data directory a Kafka server list names (its first server as
-    HOST:PORT, or its host, is a cluster's name; None: none), and that host."""
+    HOST:PORT, or its host, is a cluster's name; None: none), and that host. A list whose
+    servers name two clusters is a usage error naming ``what`` (a bootstrap list is the
+    brokers of one cluster: neither is guessed)."""
     from jetlink.core.store.datadir import NAME_RE
 
-    first = servers.split(",")[0].strip()
-    host = (first.rsplit(":", 1)[0] if ":" in first else first).strip("[]")
     store = common.data_dir(app)
-    for name in dict.fromkeys((first, host)):
-        if name and NAME_RE.fullmatch(name) and store.has_cluster(name):
-            return name, host
-    return None, host
+
+    def named(server: str) -> tuple[str | None, str]:
+        server = server.strip()
+        host = (server.rsplit(":", 1)[0] if ":" in server else server).strip("[]")
+        for name in dict.fromkeys((server, host)):
+            if name and NAME_RE.fullmatch(name) and store.has_cluster(name):
+                return name, host
+        return None, host
+
+    each = [named(s) for s in servers.split(",")]
+    clusters = list(dict.fromkeys(n for n, _h in each if n is not None))
+    if len(clusters) > 1:
+        raise usage(f"{what} {servers} names clusters {' and '.join(clusters)}: a bootstrap "
+                    "list is the brokers of one cluster (give one of them)")
+    return each[0]
 
 
 def _link_of(app: App, topics: list[str], action: str) -> str:

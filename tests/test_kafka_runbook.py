@@ -430,6 +430,21 @@ def test_create_takes_the_source_cluster_from_the_config_files_bootstrap_servers
     assert res.exit_code == 2
     assert ("--create needs --cluster-id NAME (the source cluster; or a --config-file whose "
             "bootstrap.servers host names a cluster of the data directory)") in res.stderr
+    # a list naming two clusters: neither guessed, nothing made
+    props.write_text("bootstrap.servers=west:9092,east:9092\n")
+    before = data_dir_bytes(data, databases_only=True)
+    res = worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create", "--link",
+                     "L4", "--config-file", str(props))
+    assert (res.exit_code, res.stderr) == (2, (
+        "jetlink: error: bootstrap.servers of --config-file: west:9092,east:9092 names "
+        "clusters west and east: a bootstrap list is the brokers of one cluster (give one "
+        "of them)\n"))
+    res = worlds.run(data, "kafka-mirrors", "--list", "--bootstrap-server",
+                     "east:9092,west:9093")
+    assert (res.exit_code, res.stderr) == (2, (
+        "jetlink: error: --bootstrap-server east:9092,west:9093 names clusters east and "
+        "west: a bootstrap list is the brokers of one cluster (give one of them)\n"))
+    assert data_dir_bytes(data, databases_only=True) == before
 
 
 # -- kafka-cluster-links: the same output as the links verbs -----------------------------------
