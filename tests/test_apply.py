@@ -1030,6 +1030,34 @@ def test_a_duration_given_a_fraction_names_the_forms_it_takes(jl, tmp_path, tabl
         assert line == f"{path}: {shown}: {field}: expected a duration ({FORMS}), got float 2.5"
 
 
+@pytest.mark.parametrize(("value", "shown"), [
+    ("true", "true"), ("[1]", "[1]"), ("2024-01-01T00:00:00Z", "2024-01-01T00:00:00+00:00"),
+    ('{ a = 1 }', '{"a": 1}')])
+def test_a_duration_of_another_type_names_the_forms_it_takes(jl, tmp_path, value, shown):
+    """Not "a whole number": a duration is written as a string with its unit too."""
+    path = write(tmp_path, f'[streams.S]\nsubjects = ["s"]\nmax_age = {value}\n')
+    r = jl("validate", path)
+    assert r.exit_code == 3, r.output
+    [line] = r.stdout.splitlines()
+    assert line.endswith(f"of type time.Duration (10025): max_age = {shown}: a duration is "
+                         f"{FORMS}"), line
+
+
+def test_apply_lists_problems_as_validate_lists_them(jl, tmp_path):
+    """By object in the order the file declares them, whichever check found each (a
+    link's own rule is found while loading, a stream's cluster kind while validating)."""
+    path = write(tmp_path, '[clusters.k]\nkind = "kafka"\n[streams.S]\ncluster = "k"\n'
+                           'subjects = ["s.>"]\n[links.l]\ncluster = "k"\n'
+                           'source_cluster = "k"\n')
+    said = jl("validate", path)
+    applied = jl("apply", path)
+    assert (said.exit_code, applied.exit_code) == (3, 3)
+    assert [ln.split(": ")[1] for ln in said.stdout.splitlines()] == ["stream S", "link l"]
+    assert applied.stdout == said.stdout
+    assert [p["object"] for p in doc(jl("apply", path, "--json"))["plan"]["problems"]] == [
+        "stream S", "link l"]
+
+
 @pytest.mark.parametrize(("table", "line"), [
     ('[kv.C]\nclustr = "x"\n', 'kv C: clustr: unknown key "clustr"; did you mean cluster?'),
     ('[kv_mirrors.M]\norigin_bucket = "B"\norigin_clustr = "x"\n',

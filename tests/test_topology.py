@@ -562,6 +562,20 @@ OBJECT_ROWS = [
          ("stream Y", "sources[1].opt_start_seq", 10025, "json: cannot unmarshal number -3 "
           "into Go struct field StreamConfigRequest.sources.opt_start_seq of type uint64")],
     ),
+    (
+        # a field set aside for its type is not checked again as missing: its fault is the
+        # problem, said once (no "mirrored stream name is invalid: mirror.name = \"\"", no
+        # aggregate "has no origins" for want of the one given)
+        """
+        [streams.M]
+        mirror = { name = 5 }
+        [kv_aggregates.G]
+        origins = [5]
+        """,
+        [("stream M", "mirror.name", 10025, "json: cannot unmarshal number into Go struct "
+          "field StreamConfigRequest.mirror.name of type string"),
+         ("kv_aggregate G", "origins[0]", 0, "expected a table, got int")],
+    ),
 ]
 
 

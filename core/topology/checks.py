@@ -37,6 +37,7 @@ from .model import (
     _field_for,
     _is_duplicate,
     _problem_for,
+    follows_from,
     kv_field,
 )
 from .subject_index import SubjectIndex
@@ -77,6 +78,8 @@ def validate_topology(topo: Topology) -> list[Problem]:
     found: dict[int, list[Problem]] = {}  # object index -> its problems (merged)
 
     def add(obj: TopologyObject, problem: Problem) -> None:
+        if follows_from(problem.field, obj.set_aside):
+            return  # (its field's own fault is the problem, said when it was set aside)
         mine = found.setdefault(obj.index, [])
         for p in mine:
             # A whole-topology problem restating an object's own error replaces it.

@@ -329,6 +329,8 @@ def _decode_stream(body: Any, key: str, *, allow_cluster: bool) -> tuple[str, St
             value = _at(doc, exc.field)
             if isinstance(value, float):
                 exc.detail = f"{exc.field} = {value!r}: a duration is {DURATION_FORMS}"
+            elif not isinstance(value, int) or isinstance(value, bool):  # (true, a date...)
+                exc.detail = f"{exc.field} = {value_text(value)}: a duration is {DURATION_FORMS}"
         if exc.field and not exc.detail:  # the value refused, as the file wrote it
             value = _at(doc, exc.field)
             if value is not None:

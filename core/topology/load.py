@@ -46,6 +46,7 @@ from .model import (
     TopologyObject,
     _FileEntry,
     _problem_for,
+    follows_from,
     kv_field,
 )
 
@@ -502,9 +503,10 @@ class Topology:
             except JetlinkError as exc:
                 fld = exc.field
                 shown = _as_written(fld, dropped) if fld else fld
-                if shown and shown in seen:
-                    # a field set aside for its fault, now missing (or its object now
-                    # empty for want of it): that fault is the problem, said once
+                if follows_from(shown, seen):
+                    # a field set aside for its fault, now missing (or the list or table
+                    # holding it now empty for want of it): that fault is the problem,
+                    # said once
                     return None
                 if shown != fld:  # (the index in the list as written, not as left)
                     exc.field = shown
@@ -516,6 +518,7 @@ class Topology:
                 if not fld or not shown or shown in seen or not isinstance(doc, dict):
                     return None
                 seen.add(shown)  # (as written: the items after one set aside move up)
+                obj.set_aside.add(shown)
                 doc = copy.deepcopy(doc)
                 if not drop_path(doc, fld):
                     return None

@@ -279,10 +279,26 @@ class TopologyObject:
     creating: bool = True
     # mirror topics: source_topic as declared (None: the name without the link's prefix)
     given_source_topic: str | None = None
+    # the fields set aside for a fault of their own (a value that does not decode): a later
+    # rule's problem about one of them (now missing) follows from that fault, said once
+    set_aside: set[str] = field(default_factory=set)
 
     @property
     def label(self) -> str:
         return f"{self.kind} {self.key}"
+
+
+def follows_from(fld: str | None, aside: set[str]) -> bool:
+    """Whether a problem about field ``fld`` is about a field set aside (``aside``): that
+    field, one inside it, or the table or list holding it (``mirror.name`` set aside:
+    ``mirror.name`` and ``mirror``; ``origins[0]``: ``origins``)."""
+    if not fld or not aside:
+        return False
+    for a in aside:
+        if fld == a or fld.startswith((a + ".", a + "[")) or a.startswith((fld + ".",
+                                                                           fld + "[")):
+            return True
+    return False
 
 
 @dataclass

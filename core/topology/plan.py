@@ -540,7 +540,21 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
                     and change.config is not None and change.current is not None
                     and change.current.config is not None):
                 change.removes = clusters.removes(change)
-    return Plan(ordered, _unique(kept), prune, _unique(warnings))
+    return Plan(ordered, _declared_order(desired, _unique(kept)), prune, _unique(warnings))
+
+
+def _declared_order(desired: Topology, problems: list[Problem]) -> list[Problem]:
+    """``problems`` in the order ``jetlink validate`` lists them (core/topology/checks.py
+    ``validate_topology``): by file, then by object as the files declare them, a file's own
+    problems first; the clusters' problems (not the file's) after, as found."""
+    at: dict[tuple[str, str | None], tuple[int, int]] = {
+        (o.file, o.label): desired.sort_key(o) for o in desired.objects}
+    last = (len(desired.files) + 1, 0)
+
+    def key(p: Problem) -> tuple[int, int]:
+        return desired._sort.get(id(p)) or at.get((p.file, p.object)) or last
+
+    return sorted(problems, key=key)
 
 
 def _key(p: Problem) -> tuple[Any, ...]:
