@@ -93,7 +93,7 @@ _GO_DIGITS = "0123456789abcdef"
 # Go's floating-point literal (strconv.ParseFloat's syntax), compiled when first needed (the
 # few commands that read one: a start-up never pays for it)
 _GO_FLOAT_PATTERN = (r"[+-]?(?:(?:[0-9_]+\.?[0-9_]*|\.[0-9_]+)(?:[eE][+-]?[0-9][0-9_]*)?"
-                     r"|0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9]+"
+                     r"|0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?[0-9][0-9_]*"
                      r"|inf|infinity|nan)")
 
 

@@ -242,6 +242,7 @@ GO_FLAG_NUMBERS = [
     ("int", "_1", "syntax"), ("int", "1_", "syntax"), ("int", "+_1", "syntax"),
     ("int", "1_.5", "syntax"), ("int", "1._5", "syntax"), ("int", "1e_3", "syntax"),
     ("int", "1e3_", "syntax"), ("int", "_", "syntax"), ("int", "_.", "syntax"),
+    ("int", "0x1p1_0", 1024), ("int", "0x1p_1", "syntax"),
     ("int", ".", "syntax"), ("int", "abc", "syntax"),
     ("int", " 1", "syntax"), ("int", "inf", "range"), ("int", "NaN", "range"),
     ("int", "1e400", "range"), ("int", "9.3e18", "range"), ("int", "9223372036854775807", "range"),
