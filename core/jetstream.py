@@ -243,7 +243,8 @@ class JetStream:
         with self.write() as txn:
             existing = txn.catalog.configs  # by name, its subjects indexed
             final = check_stream_create(cfg, existing, pedantic=pedantic_requested(cfg))
-            if final.name in existing:
+            new = final.name not in existing
+            if not new:
                 d = txn.catalog.by_name[final.name]
             else:
                 if final.first_seq > S.MAX_SEQ:
@@ -261,7 +262,7 @@ class JetStream:
                 S.bump_config_gen(txn.conn, cur.lastrowid)
                 txn.catalog = S.Catalog.load(txn.conn, self.cluster.cache)
                 d = txn.catalog.by_name[final.name]
-            return self._info(txn.conn, d, txn.now, answer="create")
+            return self._info(txn.conn, d, txn.now, answer="create", new=new)
 
     def update_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfo:
         """Update a stream (10059 if absent). Lowered limits apply at once, as on the server."""
@@ -357,11 +358,11 @@ class JetStream:
 
     def _info(self, conn: sqlite3.Connection, d: S.StreamDef, now: int, *,
               subjects_filter: str | None = None, deleted_details: bool = False,
-              answer: str = "info") -> StreamInfo:
+              answer: str = "info", new: bool = False) -> StreamInfo:
         """The StreamInfo a single server answers ``answer`` ("info", "create", "update",
         "list") with: only STREAM.INFO names the leader (``cluster``), and STREAM.LIST's
         configs lack the response metadata (jsStreamInfoRequest, jsStreamCreateRequest,
-        jsStreamUpdateRequest, jsStreamListRequest)."""
+        jsStreamUpdateRequest, jsStreamListRequest). ``new``: the stream the create made."""
         state = S.stream_state(conn, d, consumer_count=self.hooks.consumer_count(conn, d.name),
                                subjects_filter=subjects_filter, deleted_details=deleted_details)
         mirror: dict[str, Any] | None = None
@@ -370,6 +371,11 @@ class JetStream:
             from .agreements import stream_source_infos  # StreamSourceInfo of its agreements
 
             mirror, sources = stream_source_infos(conn, d, now)
+            if new and mirror is not None:
+                # a new mirror's filter is reported once its consumer on the origin is set
+                # up (stream.go setupMirrorConsumer sets the sourceInfo's sf), after the
+                # create's reply: the reply has none
+                mirror.pop("filter_subject", None)
         return StreamInfo(config=d.cfg.copy(), created_ns=d.created_ns, state=state, ts_ns=now,
                           cluster=self.cluster.name if answer == "info" else "",
                           mirror=mirror, sources=sources, response_metadata=answer != "list")

@@ -1186,3 +1186,19 @@ def test_an_origin_whose_consumer_limits_set_max_ack_pending_is_never_copied(tmp
     w.pump()
     assert js.stream_info("T").state.messages == 1
     w.dd.close()
+
+
+def test_a_new_filtered_mirrors_create_reply_has_no_filter_yet(world):
+    """The server reports a mirror's filter once its consumer on the origin is set up
+    (stream.go setupMirrorConsumer), after the create's reply: that reply's mirror has
+    none, STREAM.INFO's has it; a create of the stream that exists answers as INFO does."""
+    js = world.js()
+    js.add_stream({"name": "O", "subjects": ["o.>"]})
+    cfg = {"name": "M", "mirror": {"name": "O", "filter_subject": "o.1"}}
+    assert js.add_stream(cfg).to_json()["mirror"] == {"name": "O", "lag": 0, "active": -1}
+    assert js.stream_info("M").to_json()["mirror"] == {
+        "name": "O", "lag": 0, "active": -1, "filter_subject": "o.1"}
+    assert js.add_stream(cfg).to_json()["mirror"]["filter_subject"] == "o.1"
+    # a source's filter is in its create reply, as the server's (sourceInfo sf at creation)
+    src = js.add_stream({"name": "S", "sources": [{"name": "O", "filter_subject": "o.2"}]})
+    assert src.to_json()["sources"][0]["filter_subject"] == "o.2"
