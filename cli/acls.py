@@ -140,11 +140,13 @@ def add(
         raise common.usage("acls add needs --principal (e.g. User:alice)")
     if not operation:
         raise common.usage("acls add needs --operation (e.g. Read)")
-    bindings = [AclBinding.make(rt, name, "PREFIXED" if prefixed else "LITERAL", principal,
-                                host, op, "DENY" if deny else "ALLOW")
-                for rt, name in _resources(topic, group, kafka_cluster, transactional_id,
-                                           required=True)
-                for op in operation]
+    # each binding once, however often a flag repeats it (as kafka-acls's sets)
+    bindings = list(dict.fromkeys(
+        AclBinding.make(rt, name, "PREFIXED" if prefixed else "LITERAL", principal, host, op,
+                        "DENY" if deny else "ALLOW")
+        for rt, name in _resources(topic, group, kafka_cluster, transactional_id,
+                                   required=True)
+        for op in operation))
     for b in bindings:
         check_operation(b.resource_type, b.operation)
     store = _store(app, remote=True)
@@ -304,7 +306,14 @@ def check(
     (allow.everyone.if.no.acl.found). The same function the cluster authorizes requests
     with (Kafka's StandardAuthorizer rules).
     """
-    from jetlink.core.kafka.acls import check_operation, host_of, operation_of, parse_principal
+    from jetlink.core.kafka.acls import (
+        check_operation,
+        client_address,
+        host_of,
+        operation_of,
+        parse_principal,
+        resource_name_of,
+    )
 
     app = App.of(ctx)
     if common.rest_settings(app) is not None:
@@ -320,13 +329,15 @@ def check(
         raise common.usage("acls check takes one resource: --topic, --group, --kafka-cluster "
                            "or --transactional-id, once")
     (rt, name), = resources
+    name = resource_name_of(name)
     op = operation_of(operation)
     if op == "ALL":
         raise common.usage("acls check asks about one operation a request needs (Read, "
                            "Write, Describe ...): ALL is what an ACL grants, never what a "
                            "request asks for")
     check_operation(rt, op)
-    asking, client = parse_principal(principal), host_of(host)
+    # (the client's address as Kafka's authorizer compares it: ::1 is 0:0:0:0:0:0:0:1)
+    asking, client = parse_principal(principal), client_address(host_of(host))
     # a request comes from one principal and one address: User:* and * are what an ACL
     # matches every principal or host with (Kafka's wildcards), never a request's
     if asking.partition(":")[2] == "*":

@@ -322,11 +322,10 @@ def test_hostile_input_is_one_line_and_changes_nothing(kw, args, message):
     (["--add", "--allow-principal", "User:a", "--operation", "Reed", "--topic", "orders"],
      "operation 'Reed' is not one of All, Read, Write, Create, Delete, Alter, Describe, "
      "ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, "
-     "DescribeTokens (kafka-acls takes Kafka's names spelt so; jetlink acls takes them in "
-     "any case)"),
-    # the tool's SecurityUtils.operation: the PascalCase name only (trimmed)
-    (["--add", "--allow-principal", "User:a", "--operation", "read", "--topic", "orders"],
-     "operation 'read' is not one of All, Read,"),
+     "DescribeTokens (kafka-acls takes Kafka's names so, in any case, without underscores; "
+     "jetlink acls takes DESCRIBE_CONFIGS too)"),
+    # the tool's SecurityUtils.operation: the PascalCase name, or it in any case without
+    # its underscores (valueFromMap's upper-cased lookup); underscores are no name of it
     (["--add", "--allow-principal", "User:a", "--operation", "DESCRIBE_CONFIGS", "--topic",
       "orders"], "operation 'DESCRIBE_CONFIGS' is not one of All, Read,"),
     (["--add", "--allow-principal", "User:a", "--operation", "Read"],
@@ -359,6 +358,21 @@ def test_kafka_acls_checks_its_arguments_before_the_authorizer(jl, args, message
     assert (good.exit_code, good.stderr) == (1, (
         "jetlink: error: No Authorizer is configured on cluster k: add it with jetlink cluster "
         "authorizer k --enable (SECURITY_DISABLED 54)\n"))
+
+
+@pytest.mark.parametrize(("spelt", "shown"), [
+    ("Read", "READ"), ("READ", "READ"), ("read", "READ"), (" rEaD ", "READ"),
+    ("DescribeConfigs", "DESCRIBE_CONFIGS"), ("DESCRIBECONFIGS", "DESCRIBE_CONFIGS"),
+    ("describeconfigs", "DESCRIBE_CONFIGS"), ("idempotentwrite", "IDEMPOTENT_WRITE")])
+def test_kafka_acls_takes_an_operation_as_kafkas_security_utils_reads_it(kw, spelt, shown):
+    """AclCommand reads --operation with SecurityUtils.operation: the PascalCase name, else
+    the value upper-cased looked up again (valueFromMap), so READ and read are Read; a name
+    with underscores is none (the refusal above)."""
+    resource = ["--cluster"] if shown == "IDEMPOTENT_WRITE" else ["--topic", "orders"]
+    ok(kw("kafka-acls", "--add", "--allow-principal", "User:a", "--operation", spelt,
+          *resource))
+    [acl] = doc(kw("acls", "ls", "--principal", "User:a", "-j"))["data"]
+    assert acl["operation"] == shown
 
 
 def test_cluster_add_refuses_authorizer_flags_on_nats_and_bad_super_users(jl):
@@ -470,6 +484,8 @@ def test_a_change_for_a_bootstrap_server_naming_no_cluster_is_refused(jl):
     ["kafka-acls", "--add", "--allow-principal", "User:a", "--allow-host", "h\udcff",
      "--operation", "Read", "--topic", "orders"],
     ["acls", "check", "--principal", "User:\udcff", "--operation", "Read", "--topic", "t"],
+    ["acls", "check", "--principal", "User:a", "--operation", "Read", "--topic", "t\udcff"],
+    ["acls", "check", "--principal", "User:a", "--operation", "Read", "--group", "g\udcff"],
     ["acls", "ls", "--principal", "User:\udcff"],
     ["topic", "produce", "orders", "x", "--principal", "User:\udcff"],
 ])
@@ -549,12 +565,48 @@ def test_kafka_acls_remove_asks_per_resource_filter_and_reads_the_answer_on_stdi
       "--allow-host is the host of --allow-principal only"]),
     (("acls", "add", "--principal", "User:carol", "--operation", "Read", "--topic", "orders",
       "--host", "10.1.2.3"), []),
+    # Kafka compares the host with the client's address as Java writes it
+    (("acls", "add", "--principal", "User:d", "--operation", "Read", "--topic", "orders",
+      "--host", "::1"),
+     ["host '::1' is compared as text with the client's address as Java writes it "
+      "(0:0:0:0:0:0:0:1), so this ACL matches no client; meant 0:0:0:0:0:0:0:1?"]),
+    (("kafka-acls", "--add", "--allow-principal", "User:e", "--allow-host", "::ffff:10.0.0.1",
+      "--operation", "Read", "--topic", "orders"),
+     ["host '::ffff:10.0.0.1' is compared as text with the client's address as Java writes "
+      "it (10.0.0.1), so this ACL matches no client; meant 10.0.0.1?"]),
+    (("acls", "add", "--principal", "User:f", "--operation", "Read", "--topic", "orders",
+      "--host", "fe80:0:0:0:0:0:0:1"), []),
 ])
 def test_acls_kafka_takes_that_match_no_client_are_warned_about(kw, args, warnings):
     """Kafka takes these ACLs and says nothing; each is added as Kafka adds it (exit status
     0), and a warning on stderr says why it matches no client (or what a host flag did)."""
     r = ok(kw(*args))
     assert r.stderr.splitlines() == [f"jetlink: warning: {w}" for w in warnings]
+
+
+def test_acls_check_asks_from_the_address_as_kafka_compares_it(kw):
+    """A request from ::1 reaches Kafka's authorizer as 0:0:0:0:0:0:0:1 (Java's
+    getHostAddress): an ACL of host ::1 does not match it, one of that form does."""
+    ok(kw("acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "orders",
+          "--host", "::1"))
+    asked = ("acls", "check", "--principal", "User:a", "--operation", "Read", "--topic",
+             "orders", "--host", "::1", "-j")
+    said = kw(*asked)
+    got = json.loads(said.stdout)
+    assert (said.exit_code, got["result"], got["host"]) == (1, "DENIED", "0:0:0:0:0:0:0:1")
+    ok(kw("acls", "add", "--principal", "User:a", "--operation", "Read", "--topic", "orders",
+          "--host", "0:0:0:0:0:0:0:1"))
+    assert doc(ok(kw(*asked)))["result"] == "ALLOWED"
+
+
+def test_acls_add_says_each_binding_once_however_often_a_flag_repeats_it(kw):
+    r = ok(kw("acls", "add", "--principal", "User:a", "--operation", "Read", "--operation",
+              "read", "--topic", "orders", "--topic", "orders"))
+    assert r.stdout == (f"Added: {PATTERN} (principal=User:a, host=*, operation=READ, "
+                        "permissionType=ALLOW)\n")
+    r = ok(kw("acls", "add", "--principal", "User:a", "--operation", "Read", "--operation",
+              "Read", "--topic", "orders"))
+    assert r.stdout.count("\n") == 1 and r.stdout.startswith("Exists: ")
 
 
 def test_acls_ls_and_rm_take_add_s_prefixed(kw):

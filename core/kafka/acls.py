@@ -141,14 +141,18 @@ def operation_of(value: str, *, filter_: bool = False) -> str:
 
 def tool_operation(value: str) -> str:
     """An operation as the kafka-acls tool takes it (AclCommand: SecurityUtils.operation of
-    the value trimmed): Kafka's name in PascalCase exactly (``Read``, ``DescribeConfigs``),
-    as a runbook line for the real tool must spell it; any other spelling is refused
-    naming it (the tool would find no operation, UNKNOWN, and stop). -> ``READ`` ..."""
-    found = {_camel(n): n for n in OPERATIONS}.get((value or "").strip())
+    the value trimmed, its valueFromMap): Kafka's name in PascalCase (``Read``,
+    ``DescribeConfigs``), or that name in any case without its underscores (``READ``,
+    ``describeconfigs``: the upper-cased value looked up again); any other spelling
+    (``DESCRIBE_CONFIGS``) is refused naming it (the tool would find no operation, UNKNOWN,
+    and stop). -> ``READ`` ..."""
+    text = (value or "").strip()
+    pascal = {_camel(n): n for n in OPERATIONS}
+    found = pascal.get(text) or {k.upper(): n for k, n in pascal.items()}.get(text.upper())
     if found is None:
         raise UsageError(f"operation {value!r} is not one of "
-                         f"{', '.join(_camel(n) for n in OPERATIONS)} (kafka-acls takes "
-                         "Kafka's names spelt so; jetlink acls takes them in any case)",
+                         f"{', '.join(pascal)} (kafka-acls takes Kafka's names so, in any "
+                         "case, without underscores; jetlink acls takes DESCRIBE_CONFIGS too)",
                          field="operation")
     return found
 
@@ -196,7 +200,8 @@ def binding_warnings(bindings: Iterable[Any]) -> list[str]:
     """A sentence per principal or host of ``bindings`` that Kafka takes but that matches no
     client (each said once): a principal type written in another case (``user:alice``:
     Kafka's are ``User:`` / ``Group:``, compared case-sensitively) and a host written as a
-    range (``10.0.0.0/8``: compared as a string with the client's one address)."""
+    range (``10.0.0.0/8``: compared as a string with the client's one address) or an IPv6
+    address not as Java writes a client's (``::1``: :func:`client_address`)."""
     out: list[str] = []
     for b in bindings:
         kind = b.principal.partition(":")[0]
@@ -212,7 +217,32 @@ def binding_warnings(bindings: Iterable[Any]) -> list[str]:
                     "address or *, no ranges or patterns), so this ACL matches no client")
             if said not in out:
                 out.append(said)
+        java = client_address(b.host)
+        if java != b.host:
+            said = (f"host {b.host!r} is compared as text with the client's address as Java "
+                    f"writes it ({java}), so this ACL matches no client; meant {java}?")
+            if said not in out:
+                out.append(said)
     return out
+
+
+def client_address(host: str) -> str:
+    """A client's address as Kafka's authorizer compares it with an ACL's host: Java's
+    ``InetAddress.getHostAddress`` (StandardAuthorizerData.findAclRule): an IPv6 address
+    with every group, no leading zeros, lower case (``::1`` is ``0:0:0:0:0:0:0:1``), an
+    IPv4-mapped one as its IPv4 address; any other text as it is."""
+    import ipaddress
+
+    text, pct, scope = host.partition("%")
+    if ":" not in text:
+        return host
+    try:
+        addr = ipaddress.IPv6Address(text)
+    except ValueError:
+        return host
+    if addr.ipv4_mapped is not None:
+        return str(addr.ipv4_mapped)
+    return ":".join(f"{int(g, 16):x}" for g in addr.exploded.split(":")) + pct + scope
 
 
 def super_users_of(text: str) -> list[str]:
@@ -270,6 +300,12 @@ def _name(value: str, field: str = "resource_name") -> str:
         raise UsageError(f"resource name of {len(value)} characters: at most {MAX_NAME} (a "
                          "Kafka protocol string)", field=field)
     return value
+
+
+def resource_name_of(value: str) -> str:
+    """A resource name a request asks about (``acls check``), checked as an ACL's is: UTF-8
+    text, not empty, at most a Kafka protocol string."""
+    return _name(value)
 
 
 def host_of(value: str) -> str:
