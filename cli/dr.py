@@ -242,7 +242,12 @@ def fence_lines(doc: dict[str, Any]) -> list[str]:
     if doc["dry_run"]:
         out.append("Dry run: nothing changed")
     elif doc["nothing_to_do"]:
-        out.append(f"Nothing to do: every old origin of {regions} is fenced already")
+        from jetlink.core.dr.fence import PRIMARY
+
+        switching = any(o["action"] == PRIMARY for o in doc["objects"])
+        out.append(f"Nothing to do: every old origin of {regions} is fenced already" + (
+            ", or the primary a failback switch under way makes again (run that switch "
+            "again to finish it)" if switching else ""))
     elif doc["fenced"]:
         undo = [u for k, u in (
             (("stream", "kv"), "stream|kv failback NAME --switch (dr failback --from "

@@ -951,8 +951,8 @@ def test_promote_refuses_a_lagging_mirror_failover_does_not(jl):
         {
             "error": {
                 "description": "mirror BACKUP is 2 messages behind its origin ORDERS (cluster "
-                "west, last sequence 3; mirror at 1): its own limits (discard new) refused what "
-                "it read, which it does not read again (lag 0), so waiting will not catch it "
+                "west, last sequence 3; mirror at 1): its own limits (discard new) refuse what "
+                "it reads, which it does not read again, so waiting will not catch it "
                 "up: fail over instead (jetlink stream failover BACKUP)"
             }
         },
@@ -1276,8 +1276,8 @@ def test_promote_of_a_mirror_its_own_limits_hold_back_says_waiting_will_not_help
     assert res.exit_code == 1
     assert res.stderr == (
         "jetlink: error: mirror LAGM is 3 messages behind its origin LAGO (cluster west, last "
-        "sequence 8; mirror at 5): its own limits (discard new) refused what it read, which "
-        "it does not read again (lag 0), so waiting will not catch it up: fail over instead "
+        "sequence 8; mirror at 5): its own limits (discard new) refuse what it reads, which "
+        "it does not read again, so waiting will not catch it up: fail over instead "
         "(jetlink stream failover LAGM)\n")
 
 

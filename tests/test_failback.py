@@ -545,6 +545,82 @@ def test_a_switch_begun_is_finished_by_a_run_without_switch(tmp_path):
     check_round_trip(path, tail_path, built["tail"])
 
 
+def test_a_switch_stopped_after_promote_origin_is_finished_never_fenced(tmp_path):
+    """Sealed, the promoted stream's subjects are moved aside in the same update: with the
+    old origin promoted, only it answers a publish (a sealed stream still capturing them
+    would answer "sealed" for a message the old origin stores through the leafnode). A
+    switch stopped there: dr check says run it again, never fence (dr fence leaves the old
+    origin alone); an old origin fenced by hand meanwhile is unfenced by the re-run, which
+    makes it the primary."""
+    from jetlink.core.dr.fencing import fence_subject, with_fence
+
+    path = tmp_path / "data"
+    built = scenario(path)
+    tail_path = str(tmp_path / "tail")
+    base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
+    _done(path, *base)
+    _killed_at(path, "promote-origin", *base, "--switch", "-f")
+    dd = DataDir(path)
+    try:
+        east = JetStream(dd.open("east"), SystemClock()).stream_info("ORDERS_EAST").config
+        west = JetStream(dd.open("west"), SystemClock()).stream_info("ORDERS").config
+        assert (east.sealed, east.subjects) == (True, [fence_subject("ORDERS_EAST")])
+        assert (west.mirror, west.subjects) == (None, ["orders.>"])
+    finally:
+        dd.close()
+    proc = _cli(path, "dr", "check")
+    out, _err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out
+    assert ("Failback switch of ORDERS_EAST stopped half-way: ORDERS_EAST is sealed here and "
+            "its old origin ORDERS in cluster west takes its writes again, ORDERS_EAST not its "
+            "mirror yet; run jetlink stream failback ORDERS_EAST --switch again to finish it "
+            "(never fence the old origin now: it is the primary the switch makes)") in out, out
+    assert "Split brain" not in out
+    proc = _cli(path, "dr", "fence", "--from", "west", "-f", "-j")
+    out, err = proc.communicate(timeout=60)
+    [item] = json.loads(out)["objects"]
+    assert (proc.returncode, item["action"], item["subjects_after"]) == (
+        0, "left as the primary", ["orders.>"]), (out, err)
+    out, _err = _cli(path, "dr", "fence", "--from", "west", "-f").communicate(timeout=60)
+    assert out.splitlines()[-1] == (
+        "Nothing to do: every old origin of west is fenced already, or the primary a failback "
+        "switch under way makes again (run that switch again to finish it)"), out
+    dd = DataDir(path)
+    try:
+        wjs = JetStream(dd.open("west"), SystemClock())
+        assert wjs.stream_info("ORDERS").config.subjects == ["orders.>"]
+        wjs.update_stream(with_fence(wjs.stream_info("ORDERS").config))  # fenced by hand
+    finally:
+        dd.close()
+    rep = _done(path, *base, "--switch")
+    assert rep["state"] == "switched"
+    assert [s["detail"] for s in rep["steps"] if s["step"] == "unfence-origin"] == [
+        "ORDERS@west takes orders.> again (its fence undone: the switch makes it the primary)"]
+    check_round_trip(path, tail_path, built["tail"])
+
+
+def test_a_tail_saved_by_a_run_killed_then_is_never_saved_twice(tmp_path):
+    """Killed right after save-tail: the record says the tail was saved and counted, so a
+    re-run given another --tail is refused (exit 2) rather than writing a second copy, and
+    the re-run without it goes on with that dataset."""
+    path = tmp_path / "data"
+    built = scenario(path)
+    first, other = str(tmp_path / "tail"), str(tmp_path / "other")
+    _killed_at(path, "save-tail", "stream", "failback", "ORDERS_EAST", "--tail",
+               f"parquet:{first}", "-f")
+    proc = _cli(path, "stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{other}", "-f")
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (2, (
+        f"jetlink: error: the divergent tail of ORDERS_EAST was saved to parquet:{first} and "
+        "counted there (3 messages) by an earlier run: it is not written again to --tail "
+        f"parquet:{other}; run again without --tail (move the dataset yourself to keep it "
+        "elsewhere)\n")), (out, err)
+    assert not Path(other).exists()
+    rep = _done(path, "stream", "failback", "ORDERS_EAST", "--switch")
+    assert rep["state"] == "switched" and rep["tail"]["path"] == first
+    check_round_trip(path, first, built["tail"])
+
+
 def test_a_filtered_mirror_is_not_failed_back(jl):
     """A filtered mirror never held the origin's other messages, below the promoted
     sequence too: making the old origin a mirror would remove them. Refused, nothing
@@ -680,8 +756,8 @@ def test_kv_failback_names_each_side_with_its_cluster(jl):
     assert rep["reuse"]["reason"] == (
         "KV_CFG@west and KV_CFG@east agree up to sequence 1 (subject, headers, data and time "
         "compared): sequence 2 is on KV_CFG@east only")
-    assert ("seal", "KV_CFG@east takes no more writes (its producers are refused until they "
-            "publish to KV_CFG@west)") in details
+    assert ("seal", "KV_CFG@east takes no more writes: sealed, its subjects moved aside (its "
+            "producers get no answer until KV_CFG@west takes them)") in details
     assert ("create-mirror-back", "KV_CFG@east as the mirror of KV_CFG@west it was") in details
     assert ("finish", "KV_CFG@west is the primary again, KV_CFG@east its mirror") in details
     assert rep["mirror"] == {"stream": "KV_CFG", "cluster": "east", "last_seq": 14,

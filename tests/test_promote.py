@@ -117,7 +117,11 @@ def test_promote_needs_the_origin_reachable(dd, clock, env):
 
 def test_origin_cluster_down_fails_over_with_the_subjects_given(dd, clock, env):
     west, east = env
+    from jetlink.core.replication import pump_until_idle
+
     west.publish("o.1", b"late")
+    pump_until_idle(dd, clock)  # (the mirror hears from its origin: it reports a lag)
+    west.publish("o.2", b"later")
     dd.open("west").set_down(True)
     reported = east.stream_info("M").mirror["lag"]
     report = promote(dd, "east", "M", clock, failover=True, subjects=["o.>"])
@@ -127,10 +131,22 @@ def test_origin_cluster_down_fails_over_with_the_subjects_given(dd, clock, env):
     # a down origin is not looked into: what it holds is unknown (no positions were synced);
     # the lag is the mirror's own, as stream info reports it
     assert (doc["mirror_last_seq"], doc["origin_last_seq"], doc["origin_pending"]) == \
-        (5, None, None)
+        (6, None, None)
     assert doc["lag"] == reported
     assert doc["forced"] is False and doc["action"] == "failover"
     assert (doc["subjects"], doc["subjects_from"]) == (["o.>"], "given")
+
+
+def test_a_lag_never_reported_is_no_figure_while_the_origin_is_down(dd, clock, env):
+    """A mirror that never heard from its origin (``active`` -1: copied by hand here; on a
+    server restarted during the outage, its 0) has no lag, as dr check says "Lag unknown
+    (never reported)": the failover's report says unknown, never 0."""
+    west, east = env
+    dd.open("west").set_down(True)
+    assert east.stream_info("M").mirror["active"] == -1
+    doc = promote(dd, "east", "M", clock, failover=True, subjects=["o.>"],
+                  dry_run=True).to_json()
+    assert doc["lag"] is None
 
 
 def test_unknown_subjects_refuse_the_failover_naming_the_flag(dd, clock, env):
@@ -481,6 +497,33 @@ def test_a_consumer_of_the_origins_name_made_on_the_mirror_is_kept_and_said(dd, 
     assert (cfg.deliver_policy, cfg.ack_policy) == ("all", "none")  # untouched
 
 
+def test_a_rerun_that_only_ends_the_record_says_it_resumed(dd, clock, env):
+    """Stopped after its last consumer was placed and before its record ended (a kill then):
+    the re-run has nothing to place but ends the record: it says it resumed (the earlier
+    run had not finished), never "nothing left to do"; the run after it is already done."""
+    import json
+
+    from jetlink.core.dr.fencing import PROMOTED_KEY, promotion_doc
+
+    west, east = env
+    east.add_stream({"name": "M3", "mirror": {
+        "name": "O", "external": {"api": "$JS.west.API"}}})
+    copy(west, "O", east, "M3")
+    _acked(west, "O", "all", 2)
+    promote(dd, "east", "M3", clock, subjects=["m3.>"])
+    cfg = east.stream_info("M3").config.copy()
+    rec = promotion_doc(cfg)
+    assert rec is not None and rec.pop("done")
+    cfg.metadata = {**cfg.metadata, PROMOTED_KEY: json.dumps(rec)}
+    east.update_stream(cfg)  # as a run killed just before it ended the record leaves it
+    again = promote(dd, "east", "M3", clock)
+    assert (again.resumed, again.already_done, again.complete) == (True, False, True)
+    assert [(p.consumer, p.status) for p in again.consumers] == [("all", "exists")]
+    assert "done" in promotion_doc(east.stream_info("M3").config)
+    last = promote(dd, "east", "M3", clock)
+    assert (last.resumed, last.already_done) == (False, True)
+
+
 # --- a failover killed part-way (SIGKILL), finished by the rerun ------------------------------
 
 
@@ -544,6 +587,14 @@ def test_a_failover_killed_part_way_is_finished_by_the_rerun(tmp_path, kill_afte
     finally:
         proc.wait(timeout=30)
     before = placed()
+    store = DataDir(path, create=False)
+    try:  # whether the killed run had ended its promotion record
+        from jetlink.core.dr.fencing import promotion_doc
+
+        ended = "done" in (promotion_doc(JetStream(store.open("east"), clock).stream_info(
+            "M").config) or {})
+    finally:
+        store.close()
     rerun = subprocess.run([*cmd, "--data-dir", str(path), "--cluster", "east", "stream",
                             "failover", "M", "-f", "-j"], capture_output=True, text=True,
                            env=env, timeout=60)
@@ -553,9 +604,11 @@ def test_a_failover_killed_part_way_is_finished_by_the_rerun(tmp_path, kill_afte
     if killed and "updated" in before:
         created = [p["consumer"] for p in report["consumers"] if p["status"] == "created"]
         assert sorted(created) == sorted({f"c{i:02d}" for i in range(30)} - before)
-        # resumed: the rerun placed what the killed run had left; a kill after the last
-        # placement (the process finishing, under load) left nothing: already done
-        assert (report["resumed"], report["already_done"]) == (bool(created), not created)
+        # resumed: the rerun finished what the killed run had left (the consumers it had
+        # not placed, or only its record's end); a kill after that end (the process
+        # finishing, under load) left nothing: already done
+        assert (report["resumed"], report["already_done"]) == (not ended, ended)
+        assert not created or not ended
     store = DataDir(path, create=False)
     try:
         js = JetStream(store.open("east"), clock)
@@ -582,3 +635,23 @@ def test_why_an_origin_is_silent_is_said_once(kind, cluster, error, silence):
 
     facts = OriginFacts(cluster, "O", False, error, None, None, None, kind=kind)
     assert facts.silence == silence
+
+
+@pytest.mark.parametrize(("limits", "state", "at"), [
+    ({"max_msgs": 5}, {"messages": 5, "bytes": 10}, True),
+    ({"max_msgs": 5}, {"messages": 4, "bytes": 10}, False),
+    ({"max_bytes": 100}, {"messages": 1, "bytes": 100}, True),
+    ({"max_bytes": 100}, {"messages": 1, "bytes": 99}, False),
+    ({}, {"messages": 10**6, "bytes": 10**9}, False),
+])
+def test_a_mirror_at_its_own_limit_never_catches_up_by_waiting(limits, state, at):
+    """Discard new at max_msgs or max_bytes: what it reads next is refused, whatever lag it
+    reports while it reads (a server still consuming the burst reports one above 0)."""
+    from types import SimpleNamespace
+
+    from jetlink.core.config.stream import StreamConfig
+    from jetlink.core.dr.rules import _at_its_limit
+
+    cfg = StreamConfig.from_json({"name": "M", "mirror": {"name": "O"}, "discard": "new",
+                                  **limits})
+    assert _at_its_limit(SimpleNamespace(config=cfg, state=SimpleNamespace(**state))) is at

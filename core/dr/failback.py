@@ -67,7 +67,14 @@ from ..config.validate import DEFAULT_DUPLICATE_WINDOW
 from ..errors import ApiError, JetlinkError, UsageError
 from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config
-from .fencing import DIVERGENCE_KEY, PROMOTED_KEY, mirror_window
+from .fencing import (
+    DIVERGENCE_KEY,
+    PROMOTED_KEY,
+    fenced_subjects,
+    mirror_window,
+    with_fence,
+    without_fence,
+)
 from .positions import PositionStore
 from .positions import sync as sync_positions
 from .reuse import OriginChanged, Reuse
@@ -794,6 +801,8 @@ def _save_tail_step(run: _Run, cut: int) -> bool:
             return False
         rec["tail"] = {**tail.to_json(), "subjects": tail.subjects, "cut": cut,
                        "writing": True}
+        run.save()  # saved and counted, recorded before anything else: a run killed now is
+        # continued with that dataset (another --tail is refused), never a second copy
         run.done("save-tail", f"{plural(tail.messages, 'message')} "
                  f"({tail.first_seq}..{tail.last_seq}) saved to parquet:{tail.path} and "
                  "counted there")
@@ -1057,6 +1066,8 @@ def _switch(run: _Run, info: Any, planned: bool) -> None:
     oinfo = None if planned else _stream(ojs, run.origin_name)
     if planned or (oinfo is not None and oinfo.config.mirror is not None):
         _promote_origin(run, target, planned)
+    elif oinfo is not None and fenced_subjects(oinfo.config) is not None:
+        _unfence_origin(run, oinfo)
     olast = target if run.dry_run else int(ojs.stream_info(run.origin_name).state.last_seq)
     origin_names = {c["name"] for c in rec.get("origin_consumers", [])}
     theirs = {c["name"]: c for c in rec.get("stream_consumers", [])}
@@ -1101,17 +1112,24 @@ def _record_promoted(run: _Run, info: Any, planned: bool) -> None:
 
 
 def _seal(run: _Run) -> Any:
-    """Step seal: the promoted stream takes no more writes. Its StreamInfo (None when an
-    earlier run deleted it)."""
+    """Step seal: the promoted stream takes no more writes, and no more publishes: sealed,
+    its subjects moved aside (core/dr/fencing.py ``with_fence``) in the same update. A
+    sealed stream still capturing them would answer a publish with its refusal while the
+    old origin, promoted next, stores it through the leafnode: a producer told "refused"
+    of a message stored, and storing it again when it retries. Fenced, its producers get no
+    answer (503, no responders) until the old origin takes the subjects, then its answer
+    alone. Its StreamInfo (None when an earlier run deleted it)."""
     js, report = run.site.js, run.report
     info = _stream(js, run.stream)
-    if info is not None and info.config.mirror is None and not info.config.sealed:
+    if info is not None and info.config.mirror is None and (
+            not info.config.sealed
+            or (info.config.subjects and fenced_subjects(info.config) is None)):
         if not run.dry_run:
-            cfg = info.config.copy()
+            cfg = with_fence(info.config) if info.config.subjects else info.config.copy()
             cfg.sealed = True
             js.update_stream(cfg)
-        run.done("seal", f"{report.here} takes no more writes (its producers are refused "
-                 f"until they publish to {report.there})")
+        run.done("seal", f"{report.here} takes no more writes: sealed, its subjects moved "
+                 f"aside (its producers get no answer until {report.there} takes them)")
     return info
 
 
@@ -1149,6 +1167,17 @@ def _promote_origin(run: _Run, target: int, planned: bool) -> None:
             promotion.carry_out()
     run.done("promote-origin", f"{report.there} takes {', '.join(orig.subjects)} again, "
              f"from sequence {target + 1}")
+
+
+def _unfence_origin(run: _Run, oinfo: Any) -> None:
+    """Step unfence-origin: the old origin, promoted by an earlier run of this switch and
+    fenced since (``dr fence`` run over the half-done switch), takes its subjects again:
+    the switch makes it the primary, and a primary nothing publishes to is none."""
+    cfg = without_fence(oinfo.config)
+    if not run.dry_run:
+        run.osite.js.update_stream(cfg)
+    run.done("unfence-origin", f"{run.report.there} takes {', '.join(cfg.subjects)} again "
+             "(its fence undone: the switch makes it the primary)")
 
 
 def _place_on_origin(run: _Run, olast: int, origin_names: set[str],

@@ -56,6 +56,8 @@ __all__ = ["FENCE_KEY", "FenceItem", "FencePlan", "FenceReport", "OriginReturn",
 #: what a fence does to a stream of the object, for the reports
 FENCED, ALREADY, UNREACHABLE, REFUSED, FAILED, TO_FENCE = (
     "fenced", "already fenced", "unreachable", "refused", "failed", "to fence")
+#: an old origin a failback's switch under way makes the primary again: never fenced
+PRIMARY = "left as the primary"
 
 
 def fence_hint(configs: Iterable[StreamConfig], subject: str) -> str | None:
@@ -226,6 +228,7 @@ class OriginReturn:
     promoted_subjects: list[str]
     overlap: list[str]
     recorded: list[str] | None = None  # a fenced origin's recorded subjects
+    promoted: bool = False  # a half-done switch's old origin promoted already
 
     @property
     def fix(self) -> str:
@@ -239,10 +242,13 @@ class OriginReturn:
                     f"and is not a mirror yet; run jetlink {_verb(self.kind)} failback "
                     f"{self.shown} again to finish it")
         if self.state == "switch":
+            now = (f"its old origin {what} takes its writes again, {self.shown} not its "
+                   "mirror yet" if self.promoted else
+                   f"its old origin {what} still mirrors it, so nothing takes its writes")
             return (f"Failback switch of {self.shown} stopped half-way: {self.shown} is sealed "
-                    f"here and its old origin {what} still mirrors it, so nothing takes its "
-                    f"writes; run jetlink {_verb(self.kind)} failback {self.shown} --switch "
-                    "again to finish it")
+                    f"here and {now}; run jetlink {_verb(self.kind)} failback {self.shown} "
+                    "--switch again to finish it (never fence the old origin now: it is the "
+                    "primary the switch makes)")
         if self.state == "split brain":
             return (f"Split brain: the old origin {what} answers again and takes "
                     f"{', '.join(self.overlap)}, as {self.shown} does: a publish there is "
@@ -276,12 +282,13 @@ def returned_origin(site: Any, info: Any, *, silent: bool = False) -> OriginRetu
         state = "failback" if under_way(p.site.kv(), p.stream) else "silent"
         return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, state,
                             [], list(info.config.subjects), [])
-    if oinfo is not None and info.config.sealed and oinfo.config.mirror is not None and \
-            under_way(p.site.kv(), p.stream):
-        # a failback's switch stopped half-way: this side sealed, the old origin still its
-        # mirror: nothing takes the subjects until the switch is run again
+    if oinfo is not None and info.config.sealed and under_way(p.site.kv(), p.stream):
+        # a failback's switch stopped half-way: this side sealed (its subjects moved
+        # aside), the old origin still its mirror (nothing takes the subjects) or promoted
+        # (it takes them, this side not its mirror yet): the switch run again finishes it
         return OriginReturn(p.kind, p.shown, facts.stream, facts.where, p.region, "switch",
-                            [], list(info.config.subjects), [])
+                            list(oinfo.config.subjects), list(info.config.subjects), [],
+                            promoted=oinfo.config.mirror is None)
     if oinfo is None or oinfo.config.mirror is not None or oinfo.config.sealed:
         return None
     ocfg = oinfo.config
@@ -367,7 +374,7 @@ class FenceItem:
     failed_over_to: str  # the object on the side addressed (NAME@SIDE)
     subjects_before: list[str] | None
     subjects_after: list[str] | None
-    action: str  # FENCED | ALREADY | UNREACHABLE | REFUSED | FAILED | TO_FENCE
+    action: str  # FENCED | ALREADY | PRIMARY | UNREACHABLE | REFUSED | FAILED | TO_FENCE
     detail: str = ""
     stream: str = ""  # the origin's stream (a bucket's KV_<bucket>)
     _promoted: _Promoted | None = field(default=None, repr=False)
@@ -376,7 +383,7 @@ class FenceItem:
 
     @property
     def ok(self) -> bool:
-        return self.action in (FENCED, ALREADY, TO_FENCE)
+        return self.action in (FENCED, ALREADY, PRIMARY, TO_FENCE)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "region": self.region,
@@ -401,7 +408,7 @@ class FenceReport:
 
     @property
     def nothing_to_do(self) -> bool:
-        return bool(self.items) and all(i.action == ALREADY for i in self.items)
+        return bool(self.items) and all(i.action in (ALREADY, PRIMARY) for i in self.items)
 
     def to_json(self) -> dict[str, Any]:
         return {"regions": self.regions, "sides": self.sides, "dry_run": self.dry_run,
@@ -413,9 +420,11 @@ class FenceReport:
                 "complete": not self.dry_run and not self.not_fenced}
 
 
-def _stream_item(p: _Promoted, side: str) -> FenceItem:
+def _stream_item(p: _Promoted, side: str, switching: bool = False) -> FenceItem:
     """A failed-over stream's or bucket's old origin as it is now: to fence, already
-    fenced (or taking no writes), or unreachable."""
+    fenced (or taking no writes), or unreachable; ``switching``: its failback's switch is
+    under way (the promoted stream sealed), which makes the old origin the primary again:
+    never fenced then."""
     to = f"{p.shown}@{side}" if side else p.shown
     assert p.was.mirror is not None
     name = p.shown if p.kind == "kv" else p.was.mirror.name
@@ -425,6 +434,13 @@ def _stream_item(p: _Promoted, side: str) -> FenceItem:
         facts, oinfo = _origin_config(p)
     except JetlinkError as err:
         item.detail = one_line(err)
+        return item
+    if switching and oinfo is not None:
+        item.action, item.subjects_before = PRIMARY, list(oinfo.config.subjects)
+        item.subjects_after = list(oinfo.config.subjects)
+        item.detail = (f"the failback switch of {p.shown} is under way ({p.shown} sealed): "
+                       f"it makes this origin the primary again; run jetlink "
+                       f"{_verb(p.kind)} failback {p.shown} --switch again to finish it")
         return item
     if oinfo is None:
         if under_way(p.site.kv(), p.stream):
@@ -787,8 +803,9 @@ def plan_fence(backend: Backend, regions: Sequence[str], *,
             seen.add(p.region)
             if p.region in wanted:
                 # live: the server's JetStream domain names the side (none: the name alone)
+                switching = info.config.sealed and under_way(site.kv(), info.config.name)
                 items.append(_stream_item(p, side.label if side.cluster else
-                                          str(site.label or "")))
+                                          str(site.label or ""), switching))
     for r in wanted:
         refuse_unknown_region(r, seen, dd is not None, "an origin of this server's mirrors or "
                               "failed-over streams is in", addressed, bare=seen <= set(known))

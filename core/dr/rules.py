@@ -389,10 +389,21 @@ def mirror_filters(cfg: StreamConfig) -> list[str]:
     return [] if cfg.mirror is None else source_filters(cfg.mirror)
 
 
-def mirror_lag(info: Any) -> int | None:
-    """The mirror's lag as its StreamInfo reports it (``mirror.lag``); None: not a mirror."""
+def _at_its_limit(info: Any) -> bool:
+    """Whether a mirror holds its max_msgs or max_bytes already (discard new: what it reads
+    next is refused, however long it waits)."""
+    cfg, state = info.config, info.state
+    return bool((cfg.max_msgs > 0 and int(state.messages) >= cfg.max_msgs)
+                or (cfg.max_bytes > 0 and int(state.bytes) >= cfg.max_bytes))
+
+
+def mirror_lag(info: Any, *, origin_answers: bool = True) -> int | None:
+    """The mirror's lag as its StreamInfo reports it (``mirror.lag``); None: not a mirror,
+    or, its origin silent (``origin_answers`` False), a mirror that never heard from it
+    (``active`` -1: a server restarted during the outage reports 0 then, which is no
+    figure: ``dr check``'s "Lag unknown (never reported)")."""
     mirror = getattr(info, "mirror", None)
-    if not mirror:
+    if not mirror or (not origin_answers and mirror.get("active", 0) == -1):
         return None
     return int(mirror.get("lag", 0))
 
@@ -599,7 +610,7 @@ class Promotion:
         self.own_plan = list(own_plan)
         self.record = record
         self.subjects_before = subjects_before
-        self.lag = mirror_lag(info)
+        self.lag = mirror_lag(info, origin_answers=facts.reachable)
 
     @property
     def finished(self) -> bool:
@@ -642,12 +653,11 @@ class Promotion:
         return report, found, from_origin, new_subjects
 
     def _rerun_outcome(self, report: PromoteReport, own: Sequence[Any]) -> None:
-        """A re-run's ``resumed`` (something left unfinished was continued) or
-        ``already_done``."""
+        """A re-run's ``resumed`` (the earlier run did not finish: this one finishes it,
+        placing what is left, if only its record's end) or ``already_done``."""
         if not self.rerun:
             return
-        report.resumed = not self.finished and (
-            bool(own) or any(p.status != "exists" for p in report.consumers))
+        report.resumed = not self.finished
         report.already_done = not report.resumed
 
     def preview(self) -> PromoteReport:
@@ -828,9 +838,10 @@ def prepare(site: Site, stream: str, *, subjects: Sequence[str] | None = None,
                         f"{' ' + str(failing['err_code']) if failing.get('err_code') else ''})"
                         ", so waiting will not catch it up: fix that (stream edit, e.g. its "
                         f"limits) or {naming.instead}")
-            elif limited and not int(mirror_info.get("lag", 0) or 0):
-                wait = ("its own limits (discard new) refused what it read, which it does "
-                        "not read again (lag 0), so waiting will not catch it up: "
+            elif limited and (not int(mirror_info.get("lag", 0) or 0)
+                              or _at_its_limit(info)):
+                wait = ("its own limits (discard new) refuse what it reads, which it does "
+                        "not read again, so waiting will not catch it up: "
                         f"{naming.instead}")
             else:
                 wait = f"let it catch up ({site.catch_up}) or {naming.instead}"

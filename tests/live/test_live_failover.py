@@ -112,8 +112,8 @@ def test_promote_refused_while_the_mirror_lags(east):
     err = json.loads(res.stdout)["error"]
     assert err["description"] == (
         "mirror ORDERS_EAST is 3 messages behind its origin ORDERS (domain west, last "
-        "sequence 8; mirror at 5): its own limits (discard new) refused what it read, which "
-        "it does not read again (lag 0), so waiting will not catch it up: fail over instead "
+        "sequence 8; mirror at 5): its own limits (discard new) refuse what it reads, which "
+        "it does not read again, so waiting will not catch it up: fail over instead "
         "(jetlink stream failover ORDERS_EAST)")  # the server's mirror: lag 0, no error
     assert "mirror" in c.stream_info("ORDERS_EAST", domain="east")["config"]
     plan = doc(east("stream", "failover", "ORDERS_EAST", "--dry-run", "-j"))

@@ -143,6 +143,9 @@ def counts(c) -> dict[str, tuple[int, int]]:
 def test_a_region_fails_over_is_fenced_and_fails_back(region, tmp_path):
     d = region.domains
     want = build(region)
+    c0 = d.client()
+    windows = {m: c0.stream_info(m, domain="east")["config"].get("duplicate_window")
+               for m in ALL}
     d.hub.kill()  # the outage
     try:
         rep = doc(region("dr", "failover", "--from", "west", "-f", "-j"))
@@ -193,6 +196,9 @@ def test_a_region_fails_over_is_fenced_and_fails_back(region, tmp_path):
     assert read_tails(tails) == {"object=ORD_EAST": [(MSGS + 1, "orders.dup", b"x")],
                                  "object=PAY_EAST": [(MSGS + 1, "pay.dup", b"")]}
     assert_failed_back(c, east_now)
+    # each mirror made again as it was, its duplicate window (a KV mirror's too) included
+    assert {m: c.stream_info(m, domain="east")["config"].get("duplicate_window")
+            for m in ALL} == windows
     again = ok(region("dr", "failback", "--from", "west", "--switch", "-f"))
     assert again.stdout.startswith("Nothing to do: the region failback of west was done "
                                    "already"), again.stdout
@@ -338,3 +344,66 @@ def test_a_region_asked_of_a_server_without_mirrors_says_so(region):
             f"jetlink: error: --from west: no JetStream domain an origin of this server's "
             f"{what} is in is named west; the server holds no such object: is -s the server "
             "of the side that takes over (or --js-domain its domain)?\n")), verb
+
+
+@pytest.mark.slow
+def test_a_switch_stopped_after_promote_origin_answers_a_publish_once(region, tmp_path):
+    """The switch of ORD_EAST paused right after west's ORD took orders.> again (the
+    documented JETLINK_FAILBACK_PAUSE seam), east's ORD_EAST sealed: a publish from the
+    east server gets west's answer alone and is stored once (a sealed ORD_EAST still
+    capturing orders.> answered "sealed" first while west stored it through the leafnode).
+    dr check says finish the switch (never a split brain, never fence); killed there and run
+    again, the switch finishes with the message once on each side."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    d = region.domains
+    build(region)
+    d.hub.kill()
+    try:
+        ok(region("stream", "failover", "ORD_EAST", "-f"))
+    finally:
+        d.hub.restart()
+        d.wait_ready()
+    ok(region("dr", "fence", "--from", "west", "-f"))
+    ok(region("stream", "failback", "ORD_EAST", "--tail", f"parquet:{tmp_path / 't'}", "-f"))
+    jetlink = str(Path(sys.executable).with_name("jetlink"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
+    env["JETLINK_FAILBACK_PAUSE"] = "promote-origin"
+    proc = subprocess.Popen([jetlink, "--server", d.leaf.url, "stream", "failback", "ORD_EAST",
+                             "--switch", "-f"], stderr=subprocess.PIPE, text=True, env=env,
+                            stdout=subprocess.DEVNULL)
+    try:
+        assert proc.stderr is not None
+        while (line := proc.stderr.readline()) and line.strip() != "failback step: " \
+                "promote-origin":
+            pass
+        assert line, proc.communicate(timeout=30)
+        c, leaf = d.client(), d.leaf.client()
+        before = c.stream_info("ORD", domain="west")["state"]["last_seq"]
+        wait_until(lambda: refused(leaf, "orders.probe") is None,
+                   message="a publish from the east server taken once west took orders.>")
+        ack = leaf.js_publish("orders.probe2", b"p")
+        assert (ack.get("stream"), ack.get("domain"), "error" in ack) == ("ORD", "west",
+                                                                          False), ack
+        msgs = c.stream_info("ORD", domain="west")["state"]["last_seq"] - before
+        assert msgs == 2, msgs  # the probe (published until taken) and probe2, each once
+        r = region("dr", "check", "ORD_EAST")
+        assert r.exit_code == 2 and "Failback switch of ORD_EAST stopped half-way" in \
+            r.stdout and "Split brain" not in r.stdout, r.stdout
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    rep = doc(region("stream", "failback", "ORD_EAST", "--switch", "-f", "-j"))
+    assert rep["state"] == "switched", rep
+    last = c.stream_info("ORD", domain="west")["state"]["last_seq"]
+    wait_until(lambda: c.stream_info("ORD_EAST", domain="east")["state"]["last_seq"] == last,
+               message="ORD_EAST mirrors ORD again")
+    assert contents(c, "ORD", "west") == contents(c, "ORD_EAST", "east")
+    assert [s for _q, s, _d in contents(c, "ORD", "west")].count("orders.probe2") == 1
