@@ -1573,7 +1573,12 @@ def render_failback(app: App, doc: dict[str, Any], *, what: str) -> None:
         kept = (f"{output.plural(r['messages'], 'message')} kept (up to sequence "
                 f"{output.comma(r['upto_seq'])})" if r["upto_seq"] else "none")
         cols.row("Reused", kept)
-        cols.row("Copied", output.plural(r["copied"], "message"))
+        if doc.get("dry_run") and not r["copied"]:  # (counted once it copied)
+            cols.row("Copied", "planned: every message after sequence "
+                     f"{output.comma(r['upto_seq'])}" if r["upto_seq"] else
+                     "planned: every message")
+        else:
+            cols.row("Copied", output.plural(r["copied"], "message"))
         cols.row("Why", r["reason"], bool(r["reason"]))
     cols.title("Steps")
     for s in doc["steps"]:

@@ -264,6 +264,8 @@ def test_the_dry_runs_report_says_what_the_mirror_would_be(world):
         out.stdout
     assert not any("at sequence 0" in ln for ln in lines)
     assert "2 durable consumers of ORDERS@west: billing, shipping" in out.stdout
+    # what it would copy, not a count of 0 beside it (counted once it copied)
+    assert "            Copied: planned: every message after sequence 10\n" in out.stdout
 
 
 def _west_east(jl):
