@@ -781,6 +781,30 @@ def test_a_silent_origin_the_time_since_the_mirror_last_heard_from_it(behind):
         0, 0, "origin", 4)
 
 
+def test_a_silent_origin_counts_at_least_what_its_synced_positions_saw(behind):
+    """The origin silent: the messages behind are at least those it held past the mirror's
+    last sequence when the positions were synced (its last sequence then), whatever lag the
+    mirror reports (0 here: it never stepped since; a server restarted during the outage
+    reports 0 too)."""
+    from jetlink.core.dr.embedded import EmbeddedSite
+    from jetlink.core.dr.positions import PositionStore, sync
+    from jetlink.core.kv import KV
+
+    dd = DataDir(behind.data)  # synced with no replication step: west at 4, BACKUP at 2
+    try:
+        sync(EmbeddedSite(dd, "east", behind.clock),
+             PositionStore(KV(dd, "east", behind.clock)))
+    finally:
+        dd.close()
+    ok(behind("cluster", "down", "west"))
+    r = behind("dr", "check", "BACKUP", "-j")
+    rp = json.loads(r.stdout)["mirrors"][0]["readiness"]["recovery_point"]
+    assert "Recovery point 5s since the origin was last heard (2 messages as last " \
+        "reported)" in json.loads(r.stdout)["mirrors"][0]["ok"]
+    assert (rp["messages"], rp["lag"], rp["mirror_last_seq"], rp["origin_last_seq"],
+            rp["known_from"], rp["seconds_from"]) == (2, 0, 2, 4, "positions", "silence")
+
+
 def test_a_kv_mirror_bucket_behind(buckets):
     """A KV mirror bucket's recovery point: its origin bucket's first revision not copied."""
     jl = buckets

@@ -543,7 +543,7 @@ def check_nats_mirror(site: Any, info: Any, shown: str, kind: str, cluster: str,
     facts = report.origin
     out.facts.update(
         origin=facts.to_json(),
-        recovery_point={"messages": reading.lag, "lag": report.lag, **reading.to_json(),
+        recovery_point={"messages": rp.messages, "lag": report.lag, **reading.to_json(),
                         "origin_pending": facts.pending,
                         "last_seen_ms": active // MS if active >= 0 else None,
                         "mirror_last_seq": report.mirror_last_seq,
@@ -617,9 +617,16 @@ def _differing(js: Any, mirror: str, ojs: Any, origin: str, seq: int) -> tuple[A
 def _nats_recovery_point(site: Any, cfg: Any, report: Any, reading: LagReading,
                          active: int, now: int) -> RecoveryPoint:
     """A NATS mirror's recovery point in seconds (core/dr/recovery.py), read at the origin
-    the failover's dry run reached (none when it does not answer)."""
+    the failover's dry run reached (none when it does not answer: then the messages behind
+    are at least those the origin held past the mirror's last sequence when its positions
+    were synced, whatever lag the mirror reports: a server restarted during the outage
+    reports 0)."""
+    messages = reading.lag
+    known = report.origin.last_seq
+    if not report.origin.reachable and known is not None:
+        messages = max(messages, int(known) - int(report.mirror_last_seq))
     return stream_recovery_point(site.origin_js.get(cfg.name), cfg, report.mirror_last_seq,
-                                 reading.lag, report.origin.reachable, active, now)
+                                 messages, report.origin.reachable, active, now)
 
 
 def _grade_recovery_point(result: Result, rp: RecoveryPoint, t: DrThresholds) -> None:
