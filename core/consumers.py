@@ -1377,10 +1377,16 @@ class ConsumerEngine:
         for rec in s.recs.values():
             filters = filters_of(rec.config)
             start, wider = fseq, False
-            # The consumer's filters are the purged subject or inside it ...
-            do = not subject or any(f == subject or is_subset(f, subject) for f in filters)
-            # ... or wider than it: only its pending messages that are gone are dropped.
-            if not do and (not filters or any(is_subset(subject, f) for f in filters)):
+            # Every one of the consumer's filters is the purged subject or inside it (the
+            # server's purgeLocked and consumer isEqualOrSubsetMatch, 2.15.1: all of them;
+            # a consumer with a filter outside it keeps its messages there) ...
+            do = not subject or (bool(filters) and all(
+                f == subject or is_subset(f, subject) for f in filters))
+            # ... or its filters are wider than it (one of them, or none: every subject): the
+            # cursor stays at the stream's first message and only its pending messages that
+            # are gone are dropped.
+            if not do and (not filters or any(f == subject or is_subset(subject, f)
+                                              for f in filters)):
                 do, wider, start = True, True, first
             if not do:
                 continue

@@ -946,3 +946,27 @@ def test_the_stream_and_the_consumer_swapped_are_said_in_the_right_order(jl, ver
     assert json.loads(r.stdout) == {"error": {"code": 404, "err_code": 10059,
                                               "description": "stream not found"}}
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_subject_purge_moves_a_consumer_only_when_it_covers_every_filter(jl):
+    """nats-server 2.15.1 (purgeLocked, isEqualOrSubsetMatch over every filter): purging
+    s.a moves a consumer of s.a alone past it; one of s.a and s.b keeps its cursor at the
+    stream's first message (its s.b messages are still delivered) and only its pending
+    messages that are gone are dropped (an unacked s.b stays pending)."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    for s in ("s.b", "s.a", "s.c", "s.a", "s.b", "s.a"):
+        ok(jl("pub", s, "x"))
+    ok(jl("consumer", "add", "S", "MF", "--filter", "s.a", "--filter", "s.b", "--defaults"))
+    ok(jl("consumer", "add", "S", "SA", "--filter", "s.a", "--defaults"))
+    assert [m["seq"] for m in doc(jl("consumer", "next", "S", "MF", "--no-ack", "-j"))] == [1]
+    ok(jl("stream", "purge", "S", "--subject", "s.a", "-f"))
+
+    def state(name):
+        d = doc(jl("consumer", "info", "S", name, "-j"))
+        return (d["delivered"]["stream_seq"], d["ack_floor"]["stream_seq"], d["num_pending"],
+                d["num_ack_pending"])
+
+    assert state("MF") == (1, 0, 1, 1)  # s.b at 5 to come, s.b at 1 still unacknowledged
+    assert state("SA") == (6, 6, 0, 0)  # nothing of s.a left: past the last sequence
+    assert [m["seq"] for m in doc(jl("consumer", "next", "S", "MF", "--count", "9",
+                                     "-j"))] == [5]
