@@ -578,8 +578,9 @@ def num_pending(st: ConsumerState, cfg: ConsumerConfig, view: StreamView) -> int
     """``num_pending`` of ``consumer info`` (and of each delivery's metadata)."""
     filters = filters_of(cfg)
     last = view.last_seq
-    if st.lss:
-        n = len(st.lss) + view.count(st.lss_resume + 1, filters)
+    if st.lss:  # (a last-per-subject message deleted since is no longer pending: the
+        # server's decStreamPending takes it off its count)
+        n = len(view.existing(st.lss)) + view.count(st.lss_resume + 1, filters)
     else:
         if st.sseq > last:
             return 0

@@ -970,3 +970,18 @@ def test_a_subject_purge_moves_a_consumer_only_when_it_covers_every_filter(jl):
     assert state("SA") == (6, 6, 0, 0)  # nothing of s.a left: past the last sequence
     assert [m["seq"] for m in doc(jl("consumer", "next", "S", "MF", "--count", "9",
                                      "-j"))] == [5]
+
+
+def test_a_last_per_subject_message_deleted_is_no_longer_pending(jl):
+    """deliver last per subject: the skip list's message 5 (s.d) deleted before it is
+    delivered is off num_pending (nats-server's decStreamPending), in consumer info and in
+    each delivery's count."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    for s in ("s.a", "s.b", "s.a", "s.c", "s.d"):
+        ok(jl("pub", s, "x"))
+    ok(jl("consumer", "add", "S", "LPS", "--deliver", "subject", "--filter", "s.*",
+          "--defaults"))
+    ok(jl("stream", "rmm", "S", "5", "-f"))
+    assert doc(jl("consumer", "info", "S", "LPS", "-j"))["num_pending"] == 3
+    got = doc(jl("consumer", "next", "S", "LPS", "--count", "10", "-j"))
+    assert [(m["seq"], m["num_pending"]) for m in got] == [(2, 2), (3, 1), (4, 0)]
