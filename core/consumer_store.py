@@ -125,6 +125,28 @@ def _has_table(conn: sqlite3.Connection) -> bool:
     ).fetchone() is not None
 
 
+def _inactive_due(conn: sqlite3.Connection, now: int) -> list[str]:
+    """The streams holding a consumer past its inactive_threshold at ``now`` (only the
+    consumers whose config sets one are read: a durable consumer sets none by default)."""
+    if not _has_table(conn):
+        return []
+    rows = conn.execute(
+        "SELECT s.name, c.config, c.state FROM consumers c JOIN streams s ON s.id = "
+        "c.stream_id WHERE c.config LIKE '%\"inactive_threshold\"%'").fetchall()
+    if not rows:
+        return []
+    from .config.consumer import ConsumerConfig
+    from .consumers import ConsumerState, inactive_deadline
+
+    out: list[str] = []
+    for stream, config, state in rows:
+        deadline = inactive_deadline(ConsumerState.loads(state), ConsumerConfig.from_json(
+            json.loads(config), strict=False))
+        if deadline is not None and now >= deadline and stream not in out:
+            out.append(stream)
+    return out
+
+
 class SqlConsumerStore:
     """core/consumers.py's ``ConsumerStore`` inside one write transaction of the store."""
 
@@ -188,6 +210,19 @@ class SqlConsumerStore:
 
 class ConsumerHooks(S.NoConsumers):
     """The stream engine's retention hooks, answered from the ``consumers`` table."""
+
+    def consumers_due(self, conn: sqlite3.Connection, now: int) -> bool:
+        return bool(_inactive_due(conn, now))
+
+    def expire_consumers(self, txn: S.Txn) -> None:
+        """Every consumer past its inactive_threshold removed, as the server's timer removes
+        it without a request (consumer.go deleteNotActive): the consumers' session of each
+        stream holding one runs their clocks (core/consumers.py ``_Session._tick``, interest
+        retention's removals with it)."""
+        from .consumers import ConsumerEngine
+
+        for stream in _inactive_due(txn.conn, txn.now):
+            ConsumerEngine(SqlConsumerStore(txn), txn.now).expire_inactive(stream)
 
     def has_interest(self, txn: S.Txn, stream: str, subject: str) -> bool:
         key = ("interest", stream)

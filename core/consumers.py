@@ -1150,6 +1150,11 @@ class ConsumerEngine:
     def _session(self, stream: str, *, reconcile: bool = True) -> _Session:
         return _Session(self.be, stream, self.now, reconcile=reconcile)
 
+    def expire_inactive(self, stream: str) -> None:
+        """The consumers' clocks of ``stream`` run (those past their inactive_threshold
+        removed), nothing else asked."""
+        self._session(stream).save()
+
     def add(self, stream: str, cfg: ConsumerConfig, *, action: str = "",
             pedantic: bool = False) -> ConsumerInfo:
         """``CONSUMER.CREATE``: create (or, with the same name, update) a consumer."""

@@ -186,16 +186,14 @@ class JetStream:
                 if self.cluster.readonly or not self._due(conn, catalog, now):
                     yield conn, catalog
                     return
-            with self.write():
-                pass
+            self._due_work()
         with self.cluster.read() as conn:
             yield conn, S.Catalog.load(conn, self.cluster.cache)
 
-    @staticmethod
-    def _due(conn: sqlite3.Connection, catalog: S.Catalog, now: int) -> bool:
+    def _due(self, conn: sqlite3.Connection, catalog: S.Catalog, now: int) -> bool:
         return any(((d.max_age or d.allow_ttl or d.sdm_ttl_s) and S.expiry_due(conn, d, now))
                    or (d.allow_schedules and _schedules().due(conn, d, now))
-                   for d in catalog.timed)
+                   for d in catalog.timed) or self.hooks.consumers_due(conn, now)
 
     def _expire(self, txn: S.Txn) -> None:
         """The due work: expiry, then message schedules that are due (ADR-51: fired at the
@@ -206,6 +204,14 @@ class JetStream:
             if d.allow_schedules and _schedules().due(txn.conn, d, txn.now):
                 _schedules().fire(txn.stream(d))
 
+    def _due_work(self) -> None:
+        """A read's due work (:meth:`_due` said some): expiry and schedules (every write
+        transaction's), and the consumers past their inactive_threshold removed, as the
+        server's timer removes them without a request (a consumer command runs the
+        consumers' clocks itself; a publish does not read them)."""
+        with self.write() as txn:
+            self.hooks.expire_consumers(txn)
+
     def _expire_if_due(self) -> None:
         now = self.clock.now_ns()
         if self.cluster.conn and self.cluster.readonly:
@@ -213,8 +219,7 @@ class JetStream:
         with self.cluster.read() as conn:
             due = self._due(conn, S.Catalog.load(conn, self.cluster.cache), now)
         if due:
-            with self.write():
-                pass
+            self._due_work()
 
     def expire(self) -> None:
         """Apply max_age / TTL expiry now (every call does this on its own)."""

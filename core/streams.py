@@ -161,7 +161,10 @@ class RetentionHooks(Protocol):
     ``has_interest`` decides, for an interest-retention stream, whether a new message is kept
     (the server's ``csl.HasInterest(subject)`` over the consumers' filters; no consumer: not
     kept). ``on_purge`` tells the consumers about a purge that just happened (``subject`` is
-    the purge's filter, None for a full / seq / keep purge). Hooks taking a ``txn`` run inside
+    the purge's filter, None for a full / seq / keep purge). ``consumers_due`` says whether a
+    consumer is past its ``inactive_threshold`` (read on every engine call, reads included,
+    as expiry is), ``expire_consumers`` removes those (the server's own timer,
+    deleteNotActive). Hooks taking a ``txn`` run inside
     the write transaction (``txn.conn``, ``txn.now``, ``txn.cache`` for per-call caching).
     """
 
@@ -174,6 +177,10 @@ class RetentionHooks(Protocol):
     def on_stream_deleted(self, txn: Txn, stream: str) -> None: ...
 
     def on_retention_changed(self, txn: Txn, stream: str) -> None: ...
+
+    def consumers_due(self, conn: sqlite3.Connection, now: int) -> bool: ...
+
+    def expire_consumers(self, txn: Txn) -> None: ...
 
 
 class NoConsumers:
@@ -192,6 +199,12 @@ class NoConsumers:
         return None
 
     def on_retention_changed(self, txn: Txn, stream: str) -> None:
+        return None
+
+    def consumers_due(self, conn: sqlite3.Connection, now: int) -> bool:
+        return False
+
+    def expire_consumers(self, txn: Txn) -> None:
         return None
 
 

@@ -985,3 +985,22 @@ def test_a_last_per_subject_message_deleted_is_no_longer_pending(jl):
     assert doc(jl("consumer", "info", "S", "LPS", "-j"))["num_pending"] == 3
     got = doc(jl("consumer", "next", "S", "LPS", "--count", "10", "-j"))
     assert [(m["seq"], m["num_pending"]) for m in got] == [(2, 2), (3, 1), (4, 0)]
+
+
+def test_a_stream_read_removes_a_consumer_past_its_inactive_threshold(jl, cli_clock):
+    """The server removes an inactive consumer on its own timer (deleteNotActive), with no
+    request: a stream read after its threshold (stream info, get) finds it gone, and an
+    interest stream the messages only it was interested in."""
+    ok(jl("stream", "add", "I", "--subjects", "i.>", "--retention", "interest",
+          "--defaults"))
+    cfg = jl.tmp / "c.json"
+    cfg.write_text(json.dumps({"durable_name": "IDUR", "ack_policy": "explicit",
+                               "inactive_threshold": 1_000_000_000}))
+    ok(jl("consumer", "add", "I", "--config", str(cfg)))
+    ok(jl("pub", "i.a", "x"))
+    ok(jl("pub", "i.b", "x"))
+    cli_clock.advance(2_500_000_000)
+    state = doc(jl("stream", "info", "I", "-j"))["state"]
+    assert (state["messages"], state["first_seq"], state["consumer_count"]) == (0, 3, 0)
+    r = jl("stream", "get", "I", "1")
+    assert r.exit_code == 1 and "no message found (10037)" in r.stderr
