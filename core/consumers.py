@@ -1176,7 +1176,15 @@ class ConsumerEngine:
             s.recs[out.name] = rec
             s.changed.add(out.name)
         s.save()
-        return s.info(rec)
+        info = s.info(rec)
+        if not is_update and not cfg.name and not cfg.durable_name:
+            # a name the server generated is set after the reply's config was copied
+            # (consumer.go addConsumerWithAssignment): the create's answer has none;
+            # CONSUMER.INFO has it
+            import dataclasses
+
+            info.config = dataclasses.replace(info.config, name="")
+        return info
 
     def retention_changed(self, stream: str) -> None:
         """After an update from limits to interest retention: each consumer's acknowledged

@@ -1004,3 +1004,16 @@ def test_a_stream_read_removes_a_consumer_past_its_inactive_threshold(jl, cli_cl
     assert (state["messages"], state["first_seq"], state["consumer_count"]) == (0, 3, 0)
     r = jl("stream", "get", "I", "1")
     assert r.exit_code == 1 and "no message found (10037)" in r.stderr
+
+
+def test_a_generated_names_create_answer_has_no_config_name(jl):
+    """The server sets a generated name after the create's answer copied the config
+    (addConsumerWithAssignment): the answer's config has no name, its ``name`` has it, and
+    consumer info's config has it."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    cfg = jl.tmp / "e.json"
+    cfg.write_text(json.dumps({"ack_policy": "explicit", "inactive_threshold": 60 * 10**9}))
+    made = doc(jl("consumer", "add", "S", "--config", str(cfg), "-j"))
+    assert len(made["name"]) == 8 and "name" not in made["config"]
+    assert doc(jl("consumer", "info", "S", made["name"], "-j"))["config"]["name"] == \
+        made["name"]
