@@ -403,6 +403,8 @@ class LiveConsumers:
         elif body != b"+ACK":
             why = ("a nak, a term or a progress report carries the delivery's own count and "
                    "consumer sequence")
+        if info.config.ack_policy == "none":  # nothing is ever pending: as the engine says
+            return None
         if why is None and info.config.ack_policy != "explicit":
             why = (f"with ack policy {info.config.ack_policy} the server takes the "
                    "delivery's own consumer sequence")

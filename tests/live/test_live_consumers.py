@@ -278,6 +278,11 @@ def test_a_later_command_acknowledges_a_delivery_by_its_stream_sequence(jls):
     assert "with ack policy all the server takes the delivery's own consumer sequence" \
         in res.stderr
     assert _server_info(jls.live, "C2")["num_ack_pending"] == 2
+    # ack policy none: nothing is ever pending: not pending, as on the engine
+    assert jls("consumer", "add", "ORDERS", "C3", "--defaults", "--ack", "none").exit_code == 0
+    assert len(_doc(jls("consumer", "next", "ORDERS", "C3", "-j"))) == 1
+    res = jls("consumer", "ack", "ORDERS", "C3", "1")
+    assert res.exit_code == 1 and "message 1 is not pending" in res.stderr, res.output
 
 
 def test_a_refusal_only_the_server_makes_names_the_field_as_the_engines(jls):
