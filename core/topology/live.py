@@ -155,6 +155,42 @@ class LiveClusters:
             raise
         return live
 
+    def shared_jetstreams(self) -> list[Problem]:
+        """Each cluster whose JetStream, as the servers answer for it, is an earlier
+        cluster's: the same JetStream domain (through a hub's domain prefix or on the leaf
+        itself), or, without a domain, the same server or server cluster reached by another
+        spelling of its URL (127.0.0.1 and localhost). The files' bindings alone
+        (targets.py ``same_jetstream``) cannot see those; a plan over both would take one
+        JetStream's streams for two clusters' (``--prune`` deleting what the other
+        declares): a problem on the later one, naming both."""
+        problems: list[Problem] = []
+        seen: dict[tuple[str, str], str] = {}
+        for name, b in self.bindings.items():
+            js = self._js[name]
+            try:
+                domain = str(js.api("INFO").get("domain") or "")
+            except JetlinkError:
+                continue  # (the plan's own reads name a JetStream that does not answer)
+            if domain:
+                key = ("domain", domain)
+            else:
+                info = getattr(js.conn.nc, "_server_info", None) or {}
+                key = ("server", str(info.get("cluster") or info.get("server_id") or ""))
+                if not key[1]:
+                    continue
+            if key in seen:
+                other = seen[key]
+                what = f"JetStream domain {key[1]}" if key[0] == "domain" else \
+                    f"server {key[1]}"
+                problems.append(Problem(
+                    b.file, f"cluster {name}", "js_domain" if key[0] == "domain" else "server",
+                    0, f'cluster "{name}" ({b.where}) reaches the same JetStream as cluster '
+                    f'"{other}" ({self.bindings[other].where}): {what}; each cluster of a file '
+                    "is a JetStream of its own: bind each to its own server or js_domain"))
+            else:
+                seen[key] = name
+        return problems
+
     @classmethod
     def for_target(cls, target: Any, domains: Sequence[str] = ()) -> LiveClusters:
         """The server in force as clusters: each of ``domains`` as the cluster of that
@@ -306,4 +342,9 @@ def open_live(topo: Topology, default: Any = None, environ: Any = None
     bindings, problems = live_bindings(topo, default, environ)
     if problems:
         return None, problems
-    return LiveClusters.connect(bindings), []
+    live = LiveClusters.connect(bindings)
+    shared = live.shared_jetstreams()
+    if shared:
+        live.close()
+        return None, shared
+    return live, []

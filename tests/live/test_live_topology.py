@@ -595,3 +595,29 @@ def test_an_update_removing_what_the_server_stores_needs_force(live, tmp_path):
     assert nc.stream_info("B")["state"]["messages"] == 5
     ok(jl("apply", path, "-f"))
     assert nc.stream_info("B")["state"]["messages"] == 2
+
+
+def test_two_clusters_reaching_one_jetstream_are_refused_before_anything(live, live_domains,
+                                                                       tmp_path):
+    """Two clusters bound to one JetStream by two spellings of its URL (127.0.0.1 and
+    localhost), or to one domain through the hub's prefix and on the leaf itself: a plan
+    over both would take its streams for two clusters' (--prune deleting a stream the file
+    declares in the other). Refused (exit 3), nothing changed."""
+    port = live.url.rsplit(":", 1)[1]
+    same = (f'version = 1\n[clusters.a]\nserver = "{live.url}"\n[clusters.b]\nserver = '
+            f'"nats://localhost:{port}"\n[streams.KEEP]\ncluster = "a"\nsubjects = '
+            '["keep.>"]\n')
+    path = write(tmp_path, same, "same.toml")
+    for args in (["--dry-run"], ["--prune", "-f"], []):
+        [p] = problems_of(jl("apply", path, *args, "-j"))
+        assert (p["object"], p["field"]) == ("cluster b", "server"), p
+        assert p["description"].startswith(
+            f'cluster "b" (nats://localhost:{port}) reaches the same JetStream as cluster '
+            f'"a" ({live.url}): server '), p
+    assert "KEEP" not in names(live)
+    leaf = live_domains.leaf.url
+    domains = (f'version = 1\n[clusters.east]\nserver = "{live_domains.url}"\njs_domain = '
+               f'"east"\n[clusters.leaf]\nserver = "{leaf}"\n')
+    [p] = problems_of(jl("apply", write(tmp_path, domains, "dom.toml"), "--dry-run", "-j"))
+    assert (p["object"], p["field"]) == ("cluster leaf", "js_domain"), p
+    assert "JetStream domain east" in p["description"], p
