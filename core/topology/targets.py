@@ -114,7 +114,12 @@ def resolve_binding(cluster: Any, environ: Any = None) -> Any:
     if target is None:
         raise JetlinkError(f"{where} context = {name!r} gives no server URL: add server = "
                            '"nats://host:port"', field="context")
-    return dataclasses.replace(target, origin=f"{where} of {cluster.file}")
+    # what the file's table set, named so in a refusal ("check --js-domain (from js_domain
+    # in [clusters.west] of t.toml)"), not as the command-line flag nobody gave
+    given = {fld: f"{key} in {where} of {cluster.file}" for fld, key in _TARGET_KEYS.items()
+             if b.get(key) is not None}
+    return dataclasses.replace(target, origin=f"{where} of {cluster.file}",
+                               sources={**(target.sources or {}), **given})
 
 
 def target_table(target: Any, domain: str | None) -> dict[str, Any]:

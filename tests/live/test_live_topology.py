@@ -621,3 +621,16 @@ def test_two_clusters_reaching_one_jetstream_are_refused_before_anything(live, l
     [p] = problems_of(jl("apply", write(tmp_path, domains, "dom.toml"), "--dry-run", "-j"))
     assert (p["object"], p["field"]) == ("cluster leaf", "js_domain"), p
     assert "JetStream domain east" in p["description"], p
+
+
+def test_a_js_domain_of_the_file_that_does_not_answer_is_named_as_the_file_gives_it(
+        live_domains, tmp_path):
+    """No --js-domain was given: the refusal names the file's js_domain and its table."""
+    text = (f'version = 1\n[clusters.west]\nserver = "{live_domains.url}"\njs_domain = '
+            '"wset"\n[streams.A]\ncluster = "west"\nsubjects = ["a.>"]\n')
+    path = write(tmp_path, text)
+    res = jl("apply", path)
+    assert res.exit_code == 1, (res.stdout, res.stderr)
+    assert (f"JetStream domain wset does not answer on {live_domains.url}: check --js-domain "
+            f"(from js_domain in [clusters.west] of {path}) (no responders)") in res.stderr, \
+        res.stderr
