@@ -222,3 +222,18 @@ def test_validate_without_live_sees_two_clusters_on_one_jetstream(jl, tmp_path, 
         f'{path}: cluster east: js_domain: cluster "east" is bound to the same JetStream as '
         'cluster "west" (nats://127.0.0.1:24222, JetStream domain hub): each cluster of a '
         "file is a JetStream of its own; give each its own js_domain\n")
+
+
+def test_validate_without_live_sees_an_origin_bound_without_a_domain(jl, tmp_path):
+    """A mirror's origin in another cluster bound without a js_domain: the rule apply and
+    validate --live apply, said from the file alone (nothing connected)."""
+    path = tmp_path / "t.toml"
+    path.write_text('[clusters.w]\nserver = "nats://127.0.0.1:24222"\n'
+                    '[clusters.east]\nserver = "nats://127.0.0.1:24222"\njs_domain = "east"\n'
+                    '[streams.OV1]\ncluster = "w"\nsubjects = ["ov.>"]\n'
+                    '[streams.M]\ncluster = "east"\nmirror = { name = "OV1", domain = "w" }\n')
+    r = jl("validate", str(path))
+    assert (r.exit_code, r.stdout) == (3, (
+        f'{path}: stream M: mirror.domain: origin "OV1" in cluster "w": that cluster is bound '
+        "to nats://127.0.0.1:24222 without a JetStream domain, so a stream of cluster "
+        '"east" can not reach it (set js_domain in [clusters.w])\n')), r.output

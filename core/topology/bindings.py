@@ -13,13 +13,14 @@ from typing import Any
 from ..errors import JetlinkError
 from .checks import validate_topology
 from .load import Topology
-from .model import DEFAULT_CLUSTER, KAFKA_KINDS, Problem, kv_field
+from .model import DEFAULT_CLUSTER, KAFKA_KINDS, Problem
 from .targets import (
     Binding,
     _in_domain,
     resolve_binding,
     same_jetstream,
     target_table,
+    unreachable_origins,
 )
 
 __all__ = ["Binding", "bound_clusters", "live_bindings", "resolve_binding", "target_table"]
@@ -87,21 +88,7 @@ def live_bindings(topo: Topology, default: Any = None, environ: Any = None
                                         "live NATS server (they live in kafka clusters of the "
                                         "data directory)"))
     problems += same_jetstream(bindings)
-    for obj in topo.objects:
-        for origin in obj.origins:
-            if origin.cluster is None or origin.cluster == obj.cluster:
-                continue
-            bound = bindings.get(origin.cluster)
-            if bound is None or bound.domain is not None:
-                continue
-            fld = (f"{origin.field}.domain" if obj.kind == "stream"
-                   else kv_field(obj.kind, f"{origin.field}.external"))
-            problems.append(Problem(obj.file, obj.label, fld, 0,
-                                    f'origin "{origin.name}" in cluster "{origin.cluster}": '
-                                    f"that cluster is bound to {bound.target.shown_url} without a "
-                                    f'JetStream domain, so a stream of cluster "{obj.cluster}" '
-                                    "can not reach it (set js_domain in "
-                                    f"[clusters.{origin.cluster}])"))
+    problems += unreachable_origins(topo, bindings)
     return bindings, problems
 
 

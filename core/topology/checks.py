@@ -63,10 +63,12 @@ def check_files(paths: Iterable[str]) -> tuple[list[Problem], list[Problem]]:
     problems = validate_topology(topo)
     if not any(c.bound for c in topo.clusters.values()):
         return problems, list(topo.warnings)
-    from .targets import shared_jetstreams
+    from .targets import file_bindings, same_jetstream, unreachable_origins
 
-    # two clusters bound to one JetStream: seen from the files' bindings alone
-    shared = shared_jetstreams(topo.clusters, {p.object for p in topo.problems if p.object})
+    # two clusters bound to one JetStream, an origin in a cluster bound without a JetStream
+    # domain: seen from the files' bindings alone
+    bindings = file_bindings(topo.clusters, {p.object for p in topo.problems if p.object})
+    shared = same_jetstream(bindings) + unreachable_origins(topo, bindings)
     files: dict[str, int] = {}  # each file's problems together, in the files' order
     for f in [*(str(x) for x in paths_list), *(p.file for p in problems + shared)]:
         files.setdefault(f, len(files))

@@ -1,9 +1,11 @@
 """A bound cluster's server: ``[clusters.<name>]`` ``server = ...`` / ``context = ...`` (and
 natscli's other connection keys) resolved through core/contexts.py and core/live/settings.py
 into a :class:`Binding` (:func:`resolve_binding`, nothing connected); :func:`target_table`
-is the table export writes for a server; :func:`shared_jetstreams` the rule that two
-clusters of one topology are two JetStreams, from the files alone (``validate``) as
-:func:`same_jetstream` is for the resolved bindings (``apply``, ``validate --live``).
+is the table export writes for a server; :func:`same_jetstream` the rule that two clusters
+of one topology are two JetStreams and :func:`unreachable_origins` that an origin in another
+cluster needs its JetStream domain, over the bindings the files give (:func:`file_bindings`,
+``validate``) or resolved (``apply``, ``validate --live``; once connected, as the servers
+answer: core/topology/live.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any
 from ..errors import JetlinkError
 from .model import Problem
 
-__all__ = ["Binding", "resolve_binding", "same_jetstream", "shared_jetstreams", "target_table"]
+__all__ = ["Binding", "file_bindings", "resolve_binding", "same_jetstream", "target_table",
+           "unreachable_origins"]
 
 _DOMAIN_API = re.compile(r"^\$JS\.([A-Za-z0-9_-]+)\.API$")
 # ServerTarget field -> the [clusters.<name>] key (core/topology/ BINDING_KEYS)
@@ -165,12 +168,12 @@ def same_jetstream(bindings: Mapping[str, Binding]) -> list[Problem]:
     return problems
 
 
-def shared_jetstreams(clusters: Mapping[str, Any], broken: set[str],
-                      environ: Any = None) -> list[Problem]:
-    """:func:`same_jetstream` from the files alone: the clusters bound by their tables
-    (``clusters``: name -> TopologyCluster), resolved as apply resolves them (contexts
-    read, nothing connected). A cluster in ``broken`` (its table has problems: ``cluster
-    NAME``) or whose binding does not resolve is left to the checks that name it."""
+def file_bindings(clusters: Mapping[str, Any], broken: set[str], environ: Any = None
+                  ) -> dict[str, Binding]:
+    """The clusters bound by their tables (``clusters``: name -> TopologyCluster), resolved
+    as apply resolves them (contexts read, nothing connected). A cluster in ``broken`` (its
+    table has problems: ``cluster NAME``) or whose binding does not resolve is left to the
+    checks that name it."""
     bindings: dict[str, Binding] = {}
     for name, c in clusters.items():
         if f"cluster {name}" in broken or not c.bound or c.kind == "kafka":
@@ -180,4 +183,30 @@ def shared_jetstreams(clusters: Mapping[str, Any], broken: set[str],
         except JetlinkError:
             continue
         bindings[name] = Binding(name, target, {}, c.file)
-    return same_jetstream(bindings)
+    return bindings
+
+
+
+def unreachable_origins(topo: Any, bindings: Mapping[str, Binding]) -> list[Problem]:
+    """Each mirror or source whose origin is in another cluster bound to a server without a
+    JetStream domain: a stream of one cluster reaches another's only through its domain
+    (seen from the file alone: ``validate`` says it as ``apply`` does)."""
+    from .model import kv_field
+
+    problems: list[Problem] = []
+    for obj in topo.objects:
+        for origin in obj.origins:
+            if origin.cluster is None or origin.cluster == obj.cluster:
+                continue
+            bound = bindings.get(origin.cluster)
+            if bound is None or bound.domain is not None:
+                continue
+            fld = (f"{origin.field}.domain" if obj.kind == "stream"
+                   else kv_field(obj.kind, f"{origin.field}.external"))
+            problems.append(Problem(obj.file, obj.label, fld, 0,
+                                    f'origin "{origin.name}" in cluster "{origin.cluster}": '
+                                    f"that cluster is bound to {bound.target.shown_url} without a "
+                                    f'JetStream domain, so a stream of cluster "{obj.cluster}" '
+                                    "can not reach it (set js_domain in "
+                                    f"[clusters.{origin.cluster}])"))
+    return problems
