@@ -1811,7 +1811,8 @@ def import_(
     its own sequence and time, as a mirror stores its origin's messages. The stream is created
     with the config in the dataset's _jetlink.json when it does not exist; an existing stream
     must never have stored anything. Refused before anything is written: rows of a topic
-    (partition, key), sequences that appear twice. With --json: {"stream", "path",
+    (partition, key), sequences that appear twice, rows without a time, subjects the stream
+    would refuse. With --json: {"stream", "path",
     "messages", "first_seq", "last_seq", "created", "transactions"}.
 
     With a live server in force the rows are published, in sequence order and pipelined:
@@ -1838,8 +1839,12 @@ def import_(
             bar = stack.enter_context(
                 output.progress(app, "Importing", rows, enabled=rows > PROGRESS_MIN))
 
-        summary = lake.import_stream(js, name, source, on_total=counted,
-                                     on_rows=lambda n: bar.advance(n) if bar else None)
+        try:
+            summary = lake.import_stream(js, name, source, on_total=counted,
+                                         on_rows=lambda n: bar.advance(n) if bar else None)
+        except lake.LakeInterrupted as stop:  # what the interrupted import kept, the way on
+            output.notice(app, f"jetlink: interrupted: {stop.left}")
+            raise
 
     kept = int(to_doc(js.stream_info(name)).get("state", {}).get("messages", 0))
 

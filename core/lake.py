@@ -142,7 +142,7 @@ def iter_stream_batches(db_path: str, stream: str, lo: int, hi: int, *,
 # with ``_jetlink.json`` beside them. Paths are local paths, ``file://`` URIs, or any URI
 # pyarrow.fs knows (``s3://``, ``gs://``, ``hdfs://`` ... when pyarrow was built with them).
 # (imported here rather than at the top: the definitions above stay import-free)
-from collections.abc import Callable, Generator, Iterable, Iterator  # noqa: E402
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 from .errors import JetlinkError  # noqa: E402
@@ -494,7 +494,6 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
     sourcing stream writes what the pump would, which no subject of its own limits.
     Returns ``{"rows", "first_seq", "last_seq", "transactions"}`` (0s when no rows)."""
     from .streams import MAX_SEQ
-    from .subjects import SubjectFilter, is_valid_publish_subject
 
     if txn_rows < 1:
         raise ValueError("txn_rows must be at least 1")
@@ -512,9 +511,7 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
             lean = st.sourced_fast  # the pump's batch path, same results as append
             # (a stream with sources stores their messages on subjects not its own; one
             # with a subject transform stores the transformed subjects)
-            own = (SubjectFilter(d.cfg.subjects) if as_published and d.cfg.subjects
-                   and d.cfg.mirror is None and not d.cfg.sources
-                   and not d.cfg.subject_transform else None)
+            own = _own_subjects(d.cfg) if as_published else None
             items: list[tuple] = []
             at: list[tuple[int, int]] = []
             top = st.last_seq
@@ -527,14 +524,9 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                     if seq <= top:
                         raise LakeError(_seq_order_problem(seq, top, last, stream))
                     if subject not in subjects_ok:
-                        if not isinstance(subject, str) or not is_valid_publish_subject(subject):
-                            raise LakeError(f"message {seq}: invalid subject {subject!r} "
-                                            "(column subject)")
-                        if own is not None and not own.matches(subject):
-                            raise LakeError(
-                                f"message {seq}: subject {subject!r} is not one of stream "
-                                f"{stream}'s subjects ({', '.join(d.cfg.subjects)}), as a "
-                                "publish there would be refused")
+                        why = _subject_problem(seq, subject, stream, own, d.cfg.subjects)
+                        if why:
+                            raise LakeError(why)
                         subjects_ok.add(subject)
                     if as_published and hdr is not None:
                         bad_line = _header_block_problem(hdr)
@@ -554,7 +546,12 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
                     else:
                         if items:
                             _store_row_run(st, stream, items, at)
-                        _store_row_alone(txn, st, stream, (seq, subject, ts, hdr, data), saved)
+                        st.keep_duplicates = as_published  # (an import: every row stored)
+                        try:
+                            _store_row_alone(txn, st, stream, (seq, subject, ts, hdr, data),
+                                             saved)
+                        finally:
+                            st.keep_duplicates = False
                     top = last = seq
                     if not first:
                         first = seq
@@ -572,6 +569,61 @@ def write_stream_rows(js, stream: str, batches: Iterable[Any], *,
         if on_rows is not None:
             on_rows(n)
     return {"rows": total, "first_seq": first, "last_seq": last, "transactions": txns}
+
+
+def _own_subjects(cfg: Any) -> Any:
+    """The subjects a publish to the stream of ``cfg`` may have (a SubjectFilter), None when
+    its rows' subjects are not its own: a mirror, a stream with sources (their messages keep
+    theirs), one with a subject transform (it stores the transformed ones), or none."""
+    from .subjects import SubjectFilter
+
+    return (SubjectFilter(cfg.subjects) if cfg.subjects and cfg.mirror is None
+            and not cfg.sources and not cfg.subject_transform else None)
+
+
+def _subject_problem(seq: int, subject: Any, stream: str, own: Any,
+                     subjects: Sequence[str]) -> str | None:
+    """The refusal of an imported row's subject (one rule for the pass that checks every
+    row before anything is written and for the write itself), None when it is fine."""
+    from .subjects import is_valid_publish_subject
+
+    if not isinstance(subject, str) or not is_valid_publish_subject(subject):
+        return f"message {seq}: invalid subject {subject!r} (column subject)"
+    if own is not None and not own.matches(subject):
+        return (f"message {seq}: subject {subject!r} is not one of stream {stream}'s "
+                f"subjects ({', '.join(subjects)}), as a publish there would be refused")
+    return None
+
+
+def _refuse_rows_first(fragments, schema, cfg: Any, stream: str) -> None:
+    """What the write would refuse part-way, over the whole dataset before anything is
+    stored (an existing stream refused half-written keeps what came before the row): a
+    row without a time, a subject that is no publish subject or not one of the stream's
+    (:func:`_subject_problem`). Reads the seq, subject and ts columns only."""
+    import pyarrow.compute as pc
+
+    own = _own_subjects(cfg)
+    ok: set[str] = set()
+    for where, batch in _fragment_batches(fragments, schema, ["seq", "subject", "ts"]):
+        if not batch.num_rows:
+            continue
+        seqs = batch.column(0)
+        ts = batch.column(2)
+        if ts.null_count:
+            at = pc.index(ts.is_null(), True).as_py()
+            raise LakeError(f"{where}: message {seqs[at].as_py()}: a row without a time "
+                            "(column ts null: the time stored, nanoseconds since the Unix "
+                            "epoch; every message has one)")
+        col = batch.column(1)
+        for subject in pc.unique(col).to_pylist():
+            if subject in ok:
+                continue
+            at = (pc.index(col.is_null(), True) if subject is None
+                  else pc.index(col, subject)).as_py()
+            why = _subject_problem(seqs[at].as_py(), subject, stream, own, cfg.subjects)
+            if why:
+                raise LakeError(f"{where}: {why}")
+            ok.add(subject)
 
 
 def _seq_order_problem(seq: int, top: int, last: int, stream: str) -> str:
@@ -790,8 +842,9 @@ def _export_embedded(js, name: str, path: str, *, batch_rows: int = 65_536,
 
 
 class LakeInterrupted(KeyboardInterrupt):
-    """An export interrupted (Ctrl-C): ``left`` says what it left in its directory and the
-    way on (the CLI prints it, exit status 130 as any interrupted command)."""
+    """An export or an embedded import interrupted (Ctrl-C): ``left`` says what it left (in
+    the dataset's directory, in the stream) and the way on (the CLI prints it, exit status
+    130 as any interrupted command)."""
 
     def __init__(self, left: str) -> None:
         super().__init__(left)
@@ -1425,6 +1478,12 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
         created = True
         info = js.stream_info(name)
         created_ns = info.created_ns
+    try:
+        _refuse_rows_first(fragments, schema, info.config, name)
+    except LakeError:
+        if created:
+            js.delete_stream(name)
+        raise
     if not after:
         js.cluster.meta_set(key, _progress_mark(mark, created_ns, info.state.last_seq, None))
 
@@ -1451,6 +1510,15 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
         else:
             with js.write() as txn:
                 _mark_done(txn, name, key, mark)
+    except KeyboardInterrupt:
+        # what was committed stays: the same import run again continues after it
+        try:
+            last = js.stream_info(name).state.last_seq
+        except JetlinkError:  # pragma: no cover - the interrupt is what matters
+            last = None
+        held = f" up to sequence {last:,}" if last else ""
+        raise LakeInterrupted(f"stream {name} keeps the messages imported so far{held}; the "
+                              "same import run again continues after them") from None
     except BaseException:
         if created:
             try:

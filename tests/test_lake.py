@@ -8,6 +8,7 @@ included), subjects, times, headers, payloads, and the state counters.
 from __future__ import annotations
 
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -678,3 +679,52 @@ def test_google_cloud_storage_retries_are_bounded(uri, bounded):
 ])
 def test_a_filesystem_error_is_one_line(text, line):
     assert lake._first_line(OSError(text)) == line
+
+
+def test_an_import_stores_every_row_whatever_its_msg_id(other, tmp_path):
+    """The origin held both (its window had passed between them): the import stores each,
+    as a mirror stores its origin's; a publish after it within the window is a duplicate."""
+    hdr = b"NATS/1.0\r\nNats-Msg-Id: X\r\n\r\n"
+    path = write_dataset(tmp_path / "lake", rows([1, 2], headers=hdr))
+    other.add_stream({"name": "S", "subjects": ["s.>"], "duplicate_window": 60_000 * MS})
+    assert lake.import_stream(other, "S", path)["messages"] == 2
+    assert [m[0] for m in msgs(other, "S")] == [1, 2]
+    assert other.publish("s.a", b"x", headers={"Nats-Msg-Id": "X"}).duplicate
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    (lambda: rows([1, 2, 3]).set_column(5, "ts", pa.array([1, None, 3], pa.int64())),
+     "message 2: a row without a time (column ts null"),
+    (lambda: pa.concat_tables([rows([1, 2]), rows([3], subject="zzz.b")]),
+     "message 3: subject 'zzz.b' is not one of stream S's subjects (s.>), as a publish "
+     "there would be refused"),
+    (lambda: pa.concat_tables([rows([1, 2]), rows([3], subject="bad subj")]),
+     "message 3: invalid subject 'bad subj' (column subject)"),
+])
+def test_a_row_the_write_would_refuse_is_refused_before_anything(other, tmp_path, table, said):
+    """Into an existing stream: nothing stored (it kept what came before the row), the
+    file named."""
+    path = write_dataset(tmp_path / "lake", table())
+    other.add_stream({"name": "S", "subjects": ["s.>"]})
+    with pytest.raises(lake.LakeError, match=re.escape(said)):
+        lake.import_stream(other, "S", path, txn_rows=1)
+    assert counters(other, "S") == (0, 0, 0, 0, 0)
+
+
+def test_an_interrupted_import_keeps_what_it_stored_and_continues(other, tmp_path):
+    """Ctrl-C after a transaction: the stream it created keeps the rows committed (the
+    LakeInterrupted says so), and the same import run again stores the rest."""
+    meta = {"kind": "stream", "name": "S", "config": {"name": "S", "subjects": ["s.>"]},
+            "state": {"messages": 4, "first_seq": 1, "last_seq": 4}}
+    path = write_dataset(tmp_path / "lake", rows([1, 2, 3, 4]), meta=meta)
+
+    def stop(_n):
+        raise KeyboardInterrupt
+
+    with pytest.raises(lake.LakeInterrupted) as stopped:
+        lake.import_stream(other, "S", path, txn_rows=2, on_rows=stop)
+    assert stopped.value.left == ("stream S keeps the messages imported so far up to "
+                                  "sequence 2; the same import run again continues after them")
+    assert [m[0] for m in msgs(other, "S")] == [1, 2]
+    assert lake.import_stream(other, "S", path, txn_rows=2)["messages"] == 2
+    assert [m[0] for m in msgs(other, "S")] == [1, 2, 3, 4]

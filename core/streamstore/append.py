@@ -57,6 +57,11 @@ _first, _second = itemgetter(0), itemgetter(1)
 class StreamAppend(StreamOverlay):
     """The publish path, the duplicate window and rollups of one stream in one transaction."""
 
+    #: every message stored whatever its Nats-Msg-Id, as a mirror stores its origin's: an
+    #: import of a stream's messages (core/lake.py), which held each one (its ids recorded
+    #: all the same: a publish after it within the window is a duplicate)
+    keep_duplicates = False
+
     if TYPE_CHECKING:  # the siblings' methods it calls, composed with it in StreamTxn
         def _remove_oldest_of(self, s: _Subj) -> bool: ...  # limits.py
         def _remove_first(self) -> bool: ...  # limits.py
@@ -416,7 +421,7 @@ class StreamAppend(StreamOverlay):
                     return checked
                 hdr, fv = checked
             msg_id = fv.get(H.MSG_ID, "")
-            if msg_id and not d.is_mirror:
+            if msg_id and not d.is_mirror and not self.keep_duplicates:
                 seen = self._dedupe_lookup(msg_id)
                 if seen:
                     return PubAck(name, seen, duplicate=True)
