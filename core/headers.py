@@ -65,10 +65,14 @@ def encode_headers(headers: HeadersIn | None) -> bytes | None:
 
 
 def encode_headers_fv(headers: HeadersIn | None) -> tuple[bytes | None, dict[str, str]]:
-    """:func:`encode_headers` and the block's :func:`first_values`, in one pass."""
+    """:func:`encode_headers` and the block's :func:`first_values`, in one pass. A header
+    block given as bytes (``NATS/1.0`` and its lines: a stored message's, as an import
+    republishes it) is sent as it is, byte for byte."""
     fv: dict[str, str] = {}
     if not headers:
         return None, fv
+    if isinstance(headers, bytes):
+        return headers, first_values(headers)
     # The common case: names that are tokens, one string value each (Nats-Msg-Id, an
     # atomic batch's headers, ...); anything else takes the general loop below.
     lines = []

@@ -1927,15 +1927,20 @@ class _PartFiles:
             self.on_file(progress)
 
 
-def _publish_headers(hdr: bytes | None, msg_id: str) -> dict[str, list[str]]:
-    """The headers a lake row is published with: its own (decoded), without the
-    publish preconditions and its own Nats-Msg-Id, then ``Nats-Msg-Id: msg_id``."""
-    from .headers import MSG_ID, decode_headers
+def _publish_headers(hdr: bytes | None, msg_id: str) -> bytes:
+    """The header block a lake row is published with: its own, byte for byte (values that
+    are not UTF-8, repeated names, their order and spacing as stored), without the lines
+    of the publish preconditions and of its own Nats-Msg-Id, then ``Nats-Msg-Id: msg_id``."""
+    from .headers import MSG_ID
 
-    out = {k: v for k, v in decode_headers(hdr).items()
-           if k != MSG_ID and k not in _PRECONDITIONS}
-    out[MSG_ID] = [msg_id]
-    return out
+    drop = {n.encode() for n in (MSG_ID, *_PRECONDITIONS)}
+    lines = [b"NATS/1.0"]
+    if hdr:
+        for line in bytes(hdr).split(b"\r\n")[1:]:
+            if line and line.split(b":", 1)[0].strip() not in drop:
+                lines.append(line)
+    lines.append(f"{MSG_ID}: {msg_id}".encode())
+    return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
 def import_msg_id(stream: str, identity: str, seq: int) -> str:

@@ -984,7 +984,9 @@ class _PublishRun:
             asyncio.ensure_future(self.again(i))
             return
         hs = self.msgs[i][2]
-        self.finish(i, _ack_of(data, self.msgs[i][0], hs is not None and "Nats-Batch-Id" in hs))
+        batch = hs is not None and (b"\r\nNats-Batch-Id:" in hs if isinstance(hs, bytes)
+                                    else "Nats-Batch-Id" in hs)
+        self.finish(i, _ack_of(data, self.msgs[i][0], batch))
 
     async def probe(self, subject: str) -> list[str] | None:
         """The streams that capture ``subject`` (STREAM.NAMES; None: no answer, as while

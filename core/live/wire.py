@@ -22,21 +22,24 @@ def encode_hdrs(headers: Mapping[str, str] | None, drop: Iterable[str] = ()) -> 
     return ("NATS/1.0\r\n" + "\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def repeats(headers: Mapping[str, Any] | None) -> bool:
-    """Whether a header has several values (lines of the same name)."""
+def repeats(headers: Mapping[str, Any] | bytes | None) -> bool:
+    """Whether a header has several values (lines of the same name), or the headers are a
+    header block as bytes (sent as it is: :func:`nc_publish`)."""
+    if isinstance(headers, bytes):
+        return True
     return bool(headers) and any(isinstance(v, (list, tuple)) and len(v) > 1
                                  for v in (headers or {}).values())
 
 
 async def nc_publish(nc: Any, subject: str, data: bytes, *, reply: str = "",
-                     headers: Mapping[str, Any] | None = None) -> None:
+                     headers: Mapping[str, Any] | bytes | None = None) -> None:
     """Publish on nats-py's connection ``nc``. A header of several values goes out as
     several lines of that name (natscli's ``-H X:1 -H X:2``, nats.go's ``Header.Add``):
     nats-py takes one value per header, so that message's HPUB is built from jetlink's own
     header block (core/headers.py ``encode_headers``) and queued as nats-py queues its own
     (its checks first: a closed or draining connection, the server's max_payload);
-    otherwise nats-py publishes it."""
-    if not repeats(headers):
+    otherwise nats-py publishes it. A header block given as bytes goes out as it is."""
+    if not isinstance(headers, bytes) and not repeats(headers):
         await nc.publish(subject, data, reply=reply, headers=flat_headers(headers))
         return
     import nats.errors as ne
@@ -50,7 +53,7 @@ async def nc_publish(nc: Any, subject: str, data: bytes, *, reply: str = "",
         raise ne.ConnectionDrainingError
     if len(data) > nc._max_payload:
         raise ne.MaxPayloadError
-    hdr = encode_headers(headers) or b""
+    hdr = headers if isinstance(headers, bytes) else (encode_headers(headers) or b"")
     nc.stats["out_msgs"] += 1
     nc.stats["out_bytes"] += len(data)
     await nc._send_command(prot_command.hpub_cmd(subject, reply, hdr, data))

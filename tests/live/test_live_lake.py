@@ -524,3 +524,30 @@ def test_a_live_export_imports_into_the_embedded_engine_unchanged(live, tmp_path
                                        "-j"], prog_name="jetlink"))
         there = doc(jl(live.url, "stream", "get", "ORDERS", str(seq), "-j"))
         assert here == there
+
+
+def test_an_import_keeps_a_header_block_byte_for_byte(live, tmp_path):
+    """A stored header block is republished as it is (a value that is not UTF-8, repeated
+    names, their order and spacing), its own Nats-Msg-Id and the publish preconditions
+    dropped, the import's Nats-Msg-Id added."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from jetlink.core import lake as core_lake
+
+    block = (b"NATS/1.0\r\nA: 1\r\nX-Bin: caf\xe9\r\nNats-Msg-Id: old\r\nA: 2\r\nTab:\tv\t\r\n"
+             b"Nats-Expected-Last-Sequence: 9\r\n\r\n")
+    out = tmp_path / "hdr"
+    out.mkdir()
+    pq.write_table(pa.table({
+        "stream": ["HDR"], "partition": pa.array([0], pa.int32()), "seq": pa.array([1]),
+        "subject": ["hdr.1"], "key": pa.nulls(1, pa.binary()),
+        "ts": pa.array([1_700_000_000_000_000_000]), "headers": pa.array([block]),
+        "data": pa.array([b"\xff\x00data"])}, schema=core_lake.arrow_schema()),
+        out / "part-00000.parquet")
+    ok(jl(live.url, "stream", "add", "HDR", "--subjects", "hdr.>", "--defaults"))
+    ok(jl(live.url, "stream", "import", "HDR", f"parquet:{out}"))
+    got = server_msg(live, "HDR", 1)
+    assert got["headers"] == (b"NATS/1.0\r\nA: 1\r\nX-Bin: caf\xe9\r\nA: 2\r\nTab:\tv\t\r\n"
+                              b"Nats-Msg-Id: HDR:1\r\n\r\n")
+    assert got["data"] == b"\xff\x00data"
