@@ -533,15 +533,22 @@ def test_a_source_of_the_old_origin_is_held_across_a_kill(tmp_path):
         dd.close()
 
 
-def test_a_switch_begun_is_finished_by_a_run_without_switch(tmp_path):
-    """Once a switch began (the promoted stream sealed), a run without --switch finishes it:
-    the report says it switched."""
+def _switch_killed_at(tmp_path: Path, step: str) -> tuple[Path, dict, str, list[str]]:
+    """The scenario failed back (its tail saved), then a --switch killed after ``step``:
+    (data directory, the scenario, the tail's path, the failback's arguments)."""
     path = tmp_path / "data"
     built = scenario(path)
     tail_path = str(tmp_path / "tail")
     base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
     _done(path, *base)
-    _killed_at(path, "seal", *base, "--switch", "-f")
+    _killed_at(path, step, *base, "--switch", "-f")
+    return path, built, tail_path, base
+
+
+def test_a_switch_begun_is_finished_by_a_run_without_switch(tmp_path):
+    """Once a switch began (the promoted stream sealed), a run without --switch finishes it:
+    the report says it switched."""
+    path, built, tail_path, base = _switch_killed_at(tmp_path, "seal")
     rep = _done(path, *base)
     assert (rep["state"], rep["switch"], rep["complete"]) == ("switched", True, True)
     check_round_trip(path, tail_path, built["tail"])
@@ -556,12 +563,7 @@ def test_a_switch_stopped_after_promote_origin_is_finished_never_fenced(tmp_path
     makes it the primary."""
     from jetlink.core.dr.fencing import fence_subject, with_fence
 
-    path = tmp_path / "data"
-    built = scenario(path)
-    tail_path = str(tmp_path / "tail")
-    base = ["stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}"]
-    _done(path, *base)
-    _killed_at(path, "promote-origin", *base, "--switch", "-f")
+    path, built, tail_path, base = _switch_killed_at(tmp_path, "promote-origin")
     dd = DataDir(path)
     try:
         east = JetStream(dd.open("east"), SystemClock()).stream_info("ORDERS_EAST").config

@@ -355,7 +355,6 @@ def test_a_switch_stopped_after_promote_origin_answers_a_publish_once(region, tm
     dr check says finish the switch (never a split brain, never fence); killed there and run
     again, the switch finishes with the message once on each side."""
     import os
-    import signal
     import subprocess
     import sys
     from pathlib import Path
@@ -394,12 +393,9 @@ def test_a_switch_stopped_after_promote_origin_answers_a_publish_once(region, tm
         r = region("dr", "check", "ORD_EAST")
         assert r.exit_code == 2 and "Failback switch of ORD_EAST stopped half-way" in \
             r.stdout and "Split brain" not in r.stdout, r.stdout
-        os.kill(proc.pid, signal.SIGKILL)
+    finally:  # killed there, the run paused after promote-origin
+        proc.kill()
         proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
     rep = doc(region("stream", "failback", "ORD_EAST", "--switch", "-f", "-j"))
     assert rep["state"] == "switched", rep
     last = c.stream_info("ORD", domain="west")["state"]["last_seq"]
