@@ -1781,6 +1781,9 @@ def export(
             summary = export(True)
     except lake.LakeInterrupted as stop:  # what the interrupted export left, and the way on
         output.notice(app, f"jetlink: interrupted: {stop.left}")
+        if app.json:  # (one document, as ever: what a script reads of the stop)
+            output.print_json({"stream": name, "path": target, "interrupted": True,
+                               "left": stop.left})
         raise
 
     def human(a: App, d: dict[str, Any]) -> None:
@@ -1844,6 +1847,9 @@ def import_(
                                          on_rows=lambda n: bar.advance(n) if bar else None)
         except lake.LakeInterrupted as stop:  # what the interrupted import kept, the way on
             output.notice(app, f"jetlink: interrupted: {stop.left}")
+            if app.json:
+                output.print_json({"stream": name, "path": source, "interrupted": True,
+                                   "left": stop.left})
             raise
 
     kept = int(to_doc(js.stream_info(name)).get("state", {}).get("messages", 0))

@@ -728,3 +728,32 @@ def test_an_interrupted_import_keeps_what_it_stored_and_continues(other, tmp_pat
     assert [m[0] for m in msgs(other, "S")] == [1, 2]
     assert lake.import_stream(other, "S", path, txn_rows=2)["messages"] == 2
     assert [m[0] for m in msgs(other, "S")] == [1, 2, 3, 4]
+
+
+def test_cli_an_interrupted_import_or_export_prints_its_one_document(jl, cli_clock,
+                                                                     monkeypatch):
+    """Ctrl-C of an import or an export with --json: one document saying what it left
+    (the notice on stderr too), exit status 130."""
+    _published(jl)
+    out = jl.tmp / "lake"
+    ok(jl("stream", "export", "ORDERS", f"parquet:{out}"))
+    real = lake.write_stream_rows
+
+    def interrupted(*a, **kw):
+        kw["on_rows"] = lambda _n: (_ for _ in ()).throw(KeyboardInterrupt)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(lake, "write_stream_rows", interrupted)
+    ok(jl("cluster", "add", "other"))
+    r = jl("--cluster", "other", "stream", "import", "ORDERS", f"parquet:{out}", "--json")
+    left = ("stream ORDERS keeps the messages imported so far up to sequence 3; the same "
+            "import run again continues after them")
+    assert (r.exit_code, json.loads(r.stdout), r.stderr) == (130, {
+        "stream": "ORDERS", "path": str(out), "interrupted": True, "left": left},
+        f"jetlink: interrupted: {left}\n")
+    monkeypatch.setattr(lake, "export_stream", lambda *a, **kw: (_ for _ in ()).throw(
+        lake.LakeInterrupted("an incomplete dataset")))
+    r = jl("stream", "export", "ORDERS", f"parquet:{jl.tmp / 'b'}", "--json")
+    assert (r.exit_code, json.loads(r.stdout)) == (130, {
+        "stream": "ORDERS", "path": str(jl.tmp / "b"), "interrupted": True,
+        "left": "an incomplete dataset"})
