@@ -1321,16 +1321,19 @@ def _import_mark(path: str, fragments: Any, meta: dict[str, Any] | None) -> str:
 
 
 def _after(batches: Iterable[Any], after: int,
-           on_rows: Callable[[int], None] | None) -> Iterator[Any]:
+           on_rows: Callable[[int], None] | None, skipped: list[int]) -> Iterator[Any]:
     """The rows of ``batches`` after sequence ``after`` (those up to it were stored by the
-    import that was cut short; ``on_rows`` counts them as done)."""
+    import that was cut short; ``on_rows`` counts them as done, ``skipped[0]`` adds them
+    up: the duplicates a live server's import would report skipping)."""
     import pyarrow.compute as pc
 
     for batch in batches:
         keep = pc.greater(batch.column("seq"), after)
         kept = batch.filter(keep)
-        if on_rows is not None and kept.num_rows < batch.num_rows:
-            on_rows(batch.num_rows - kept.num_rows)
+        if kept.num_rows < batch.num_rows:
+            skipped[0] += batch.num_rows - kept.num_rows
+            if on_rows is not None:
+                on_rows(batch.num_rows - kept.num_rows)
         if kept.num_rows:
             yield kept
 
@@ -1489,8 +1492,9 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
 
     batches = _iter_dataset(fragments, schema, conform=True) if ordered \
         else _sorted_rows(fragments, schema, path)
+    skipped = [0]
     if after:
-        batches = _after(batches, after, on_rows)
+        batches = _after(batches, after, on_rows, skipped)
     try:
         try:
             res = write_stream_rows(
@@ -1530,7 +1534,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
         raise
     return {"stream": name, "path": path, "messages": res["rows"],
             "first_seq": res["first_seq"], "last_seq": res["last_seq"], "created": created,
-            "transactions": res["transactions"], "duplicates": 0}
+            "transactions": res["transactions"], "duplicates": skipped[0]}
 
 
 # --------------------------------------------------------------------------------------------
