@@ -2011,11 +2011,13 @@ def _import_target(js, name: str, path: str, meta: dict[str, Any] | None) -> tup
                             "a stream of its own")
         return info, False
     doc = _meta_config(meta, name, path)
+    was = "a mirror's" if doc.get("mirror") else "a stream that only sources" \
+        if doc.get("sources") else "none given"
     for key in ("mirror", "sources"):
         doc.pop(key, None)
     if not doc.get("subjects"):
         raise LakeError(f"stream {name} does not exist and the config in {path} has no "
-                        "subjects (a mirror's): create the stream with subjects that "
+                        f"subjects ({was}): create the stream with subjects that "
                         "take the rows (jetlink stream add) and import into it")
     _create_from_meta(js, name, doc, path)
     return js.stream_info(name), True

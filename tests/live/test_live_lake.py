@@ -551,3 +551,20 @@ def test_an_import_keeps_a_header_block_byte_for_byte(live, tmp_path):
     assert got["headers"] == (b"NATS/1.0\r\nA: 1\r\nX-Bin: caf\xe9\r\nA: 2\r\nTab:\tv\t\r\n"
                               b"Nats-Msg-Id: HDR:1\r\n\r\n")
     assert got["data"] == b"\xff\x00data"
+
+
+def test_an_import_of_a_sourcing_streams_dataset_says_what_its_config_is(live, tmp_path):
+    """A stream that only sources has no subjects: the import into a new stream says so
+    (not "a mirror's"), nothing created."""
+    ok(jl(live.url, "stream", "add", "LT", "--subjects", "lt.>", "--defaults"))
+    ok(jl(live.url, "pub", "lt.a", "x"))
+    ok(jl(live.url, "stream", "add", "LS", "--source", "LT", "--defaults"))
+    wait_until(lambda: live.client().stream_info("LS")["state"]["messages"] == 1,
+               message="LS sourced LT's message")
+    out = tmp_path / "ls"
+    ok(jl(live.url, "stream", "export", "LS", f"parquet:{out}"))
+    res = jl(live.url, "stream", "import", "LS2", f"parquet:{out}")
+    one_line_error(res, f"stream LS2 does not exist and the config in {out} has no subjects (a "
+                        "stream that only sources): create the stream with subjects that take "
+                        "the rows (jetlink stream add) and import into it")
+    assert "LS2" not in live.client().stream_names()
