@@ -1236,13 +1236,16 @@ def _refuse_interrupted_export(path: str) -> None:
                         f"parquet:{path} -f) and import that")
 
 
-def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:
+def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
     """Create stream ``name`` from a dataset's recorded config ``doc`` (the metadata the
-    server manages left out); a refusal is a LakeError saying what to do."""
+    server manages left out); a refusal is a LakeError saying what to do. A sealed
+    stream's config is created unsealed (a create can not be sealed, 10052): True then,
+    for the import to seal it once its rows are in (:func:`_seal_imported`)."""
     from .config.stream import StreamConfig
     from .config.validate import user_metadata
     from .errors import ApiError
 
+    sealed = bool(doc.pop("sealed", False))
     meta_keys = user_metadata(doc.get("metadata"))
     if meta_keys:
         doc["metadata"] = meta_keys
@@ -1266,6 +1269,17 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> None:
         raise LakeError(f"cannot create stream {name} from the config in {path}: "
                         f"{err.description} ({err.err_code}){detail}; create the stream "
                         "yourself (jetlink stream add) and import into it") from err
+    return sealed
+
+
+def _seal_imported(js, name: str) -> None:
+    """Seal stream ``name``, which an import created from a sealed stream's config, now
+    that its rows are in (a sealed stream takes none)."""
+    info = js.stream_info(name)
+    if not info.config.sealed:
+        cfg = info.config.copy()
+        cfg.sealed = True
+        js.update_stream(cfg)
 
 
 def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,
@@ -1460,7 +1474,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
     mark = _import_mark(path, fragments, meta)
     key = IMPORT_MARK + name
 
-    created = False
+    created = seal = False
     after = 0  # rows at or below this sequence are stored already (a resumed import)
     if name in js.stream_names():
         from .streams import empty_last_seq
@@ -1477,7 +1491,7 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
             after = _resume_after(js, name, path, js.cluster.meta_get(key), mark, info)
         created_ns = info.created_ns
     else:
-        _create_from_meta(js, name, _meta_config(meta, name, path), path)
+        seal = _create_from_meta(js, name, _meta_config(meta, name, path), path)
         created = True
         info = js.stream_info(name)
         created_ns = info.created_ns
@@ -1503,6 +1517,8 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
         except LakeError as err:  # a row's fault: named with the dataset it is in
             raise LakeError(err.description if err.description.startswith(
                 tuple(f.path for f in fragments)) else f"{path}: {err}") from None
+        if seal:  # (before the import is marked done: a re-run seals nothing twice)
+            _seal_imported(js, name)
         if end is not None and end > res["last_seq"]:
             with js.write() as txn:  # the origin's trailing deleted messages
                 d = txn.catalog.by_name.get(name)
@@ -1977,7 +1993,7 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
     if chunk < 1:
         raise ValueError("chunk must be at least 1")
     fragments, schema, ordered, meta = _open_stream_dataset(path, on_total)
-    info, created = _import_target(js, name, path, meta)
+    info, created, seal = _import_target(js, name, path, meta)
     _check_import_subjects(fragments, schema, info, name, path)
     identity = str((meta or {}).get("identity") or "")
     batches = _iter_dataset(fragments, schema, conform=True) if ordered \
@@ -1996,20 +2012,24 @@ def import_stream_api(js, name: str, path: str, *, chunk: int = IMPORT_CHUNK,
                 pending = []
     if pending:
         sender.send(pending)
+    if seal:  # (a sealed stream's dataset: sealed now that its rows are in)
+        _seal_imported(js, name)
     return {"stream": name, "path": path, "messages": sender.stored,
             "duplicates": sender.duplicates, "first_seq": sender.first,
             "last_seq": sender.last, "created": created, "transactions": sender.calls}
 
 
-def _import_target(js, name: str, path: str, meta: dict[str, Any] | None) -> tuple[Any, bool]:
-    """The stream an import publishes to (its StreamInfo), and whether it was created now
-    from the dataset's config (under ``name``, without mirror and sources)."""
+def _import_target(js, name: str, path: str, meta: dict[str, Any] | None
+                   ) -> tuple[Any, bool, bool]:
+    """The stream an import publishes to (its StreamInfo), whether it was created now from
+    the dataset's config (under ``name``, without mirror and sources), and whether it is to
+    be sealed once its rows are in (a sealed stream's config, created unsealed)."""
     if name in js.stream_names():
         info = js.stream_info(name)
         if info.config.mirror is not None:
             raise LakeError(f"stream {name} is a mirror: it takes no publishes; import into "
                             "a stream of its own")
-        return info, False
+        return info, False, False
     doc = _meta_config(meta, name, path)
     was = "a mirror's" if doc.get("mirror") else "a stream that only sources" \
         if doc.get("sources") else "none given"
@@ -2019,8 +2039,8 @@ def _import_target(js, name: str, path: str, meta: dict[str, Any] | None) -> tup
         raise LakeError(f"stream {name} does not exist and the config in {path} has no "
                         f"subjects ({was}): create the stream with subjects that "
                         "take the rows (jetlink stream add) and import into it")
-    _create_from_meta(js, name, doc, path)
-    return js.stream_info(name), True
+    seal = _create_from_meta(js, name, doc, path)
+    return js.stream_info(name), True, seal
 
 
 def _meta_config(meta: dict[str, Any] | None, name: str, path: str) -> dict[str, Any]:

@@ -758,3 +758,19 @@ def test_cli_an_interrupted_import_or_export_prints_its_one_document(jl, cli_clo
     assert (r.exit_code, json.loads(r.stdout)) == (130, {
         "stream": "ORDERS", "path": str(jl.tmp / "b"), "interrupted": True,
         "left": "an incomplete dataset"})
+
+
+def test_a_sealed_streams_export_imports_into_a_new_sealed_stream(js, clock, other, tmp_path):
+    """A create can not be sealed (10052): the import creates the stream unsealed from the
+    dataset's config, stores the rows, then seals it, as the origin was."""
+    fill(js, clock)
+    cfg = js.stream_info("ORDERS").config.copy()
+    cfg.sealed = True
+    js.update_stream(cfg)
+    path = str(tmp_path / "lake")
+    lake.export_stream(js, "ORDERS", path)
+    res = lake.import_stream(other, "ORDERS", path)
+    assert (res["created"], res["messages"]) == (True, 5)
+    info = other.stream_info("ORDERS")
+    assert info.config.sealed and counters(other, "ORDERS") == counters(js, "ORDERS")
+    assert msgs(other, "ORDERS") == msgs(js, "ORDERS")

@@ -568,3 +568,18 @@ def test_an_import_of_a_sourcing_streams_dataset_says_what_its_config_is(live, t
                         "stream that only sources): create the stream with subjects that take "
                         "the rows (jetlink stream add) and import into it")
     assert "LS2" not in live.client().stream_names()
+
+
+def test_a_sealed_streams_export_imports_into_a_new_sealed_stream_live(live, tmp_path):
+    """Over a live server too: created unsealed from the dataset's config, its rows
+    published, then sealed."""
+    ok(jl(live.url, "stream", "add", "SEAL", "--subjects", "seal.>", "--defaults"))
+    ok(jl(live.url, "pub", "seal.a", "x", "--count", "3"))
+    ok(jl(live.url, "stream", "seal", "SEAL", "-f"))
+    out = tmp_path / "seal"
+    ok(jl(live.url, "stream", "export", "SEAL", f"parquet:{out}"))
+    ok(jl(live.url, "stream", "rm", "SEAL", "-f"))
+    got = doc(jl(live.url, "stream", "import", "SEAL", f"parquet:{out}", "--json"))
+    assert (got["created"], got["messages"]) == (True, 3)
+    info = live.client().stream_info("SEAL")
+    assert info["config"]["sealed"] is True and info["state"]["messages"] == 3
