@@ -333,10 +333,12 @@ def watch(
     with _stop_signals() as stop:
         server = serve(w, host, port, namespace)
         try:
-            first = w.check()  # --from is checked against what it finds
+            # served at once: /healthz answers 503 ("no check has completed yet") while the
+            # first check runs, which may take the whole --timeout of a server that is slow
             server.start()
             output.notice(app, f"jetlink: dr watch: serving {server.url}/metrics and "
                                f"/healthz, a check every {interval}")
+            first = w.check()  # --from is checked against what it finds
             said = _Said()
             _report(app, first, said)
             _loop(app, w, every, stop, said)

@@ -93,7 +93,8 @@ class Watcher:
     """A `jetlink dr watch` process: its output in files, its URL from its notice.
     ``where``: the global options saying what it watches."""
 
-    def __init__(self, tmp: Path, where: list[str], *args: str) -> None:
+    def __init__(self, tmp: Path, where: list[str], *args: str,
+                 first_check: bool = True) -> None:
         self.out, self.err = tmp / "watch.out", tmp / "watch.err"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "JETLINK_"))}
         with self.out.open("w") as out, self.err.open("w") as err:
@@ -101,6 +102,9 @@ class Watcher:
                 [JETLINK, *where, "dr", "watch", "--listen", "127.0.0.1:0", *args],
                 stdout=out, stderr=err, env=env)
         self.url = wait_until(self._url, message=lambda: f"the watch's notice ({self.seen()})")
+        if first_check:  # (served from its start: the first check's results come after)
+            wait_until(lambda: self.stdout().strip(),
+                       message=lambda: f"the watch's first check ({self.seen()})")
 
     def seen(self) -> str:
         return f"exit {self.proc.poll()}, stdout {self.stdout()!r}, stderr {self.stderr()!r}"
@@ -400,8 +404,10 @@ def test_a_server_that_does_not_answer_is_unhealthy(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     w = Watcher(tmp_path, ["-s", f"nats://127.0.0.1:{port}"], "--interval", "200ms")
-    try:
-        status, body = w.get("/healthz")
+    try:  # (served from the start: 503 "no check has completed yet" before the first)
+        status, body = wait_until(lambda: (lambda got: got if got[1].startswith(
+            "the last check failed") else None)(w.get("/healthz")),
+            message=lambda: f"the first check's failure on /healthz ({w.seen()})")
         assert status == 503
         assert body.startswith("the last check failed: could not list mirrors: ")
         got = w.metrics()
@@ -469,10 +475,15 @@ def test_an_address_in_use_exits_1_in_one_line(jl):
 
 
 def test_from_an_unknown_or_empty_region_is_a_usage_error(behind):
+    """Refused once the first check found the regions (the watch served from its start:
+    its serving line comes first)."""
     r = behind("dr", "watch", "--listen", "127.0.0.1:0", "--from", "wset")
-    assert (r.exit_code, r.stdout, r.stderr) == (2, "", (
-        "jetlink: error: --from wset: no region named wset (a cluster of the data directory, "
-        "or the cluster or JetStream domain of an origin); did you mean west?\n"))
+    assert (r.exit_code, r.stdout) == (2, "")
+    served, said = r.stderr.splitlines()
+    assert served.startswith("jetlink: dr watch: serving http://127.0.0.1:"), r.stderr
+    assert said == ("jetlink: error: --from wset: no region named wset (a cluster of the "
+                    "data directory, or the cluster or JetStream domain of an origin); did "
+                    "you mean west?")
     r = behind("dr", "watch", "--listen", "127.0.0.1:0", "--from", " ")
     assert (r.exit_code, r.stderr) == (2, (
         "jetlink: error: --from: a region is a cluster (embedded engine) or a JetStream "
@@ -480,9 +491,9 @@ def test_from_an_unknown_or_empty_region_is_a_usage_error(behind):
     # the side addressed is no region to watch (or fail over: dr failover refuses it too)
     r = east(behind, "dr", "watch", "--listen", "127.0.0.1:0", "--from", "east",
              "--failover-after", "1s")
-    assert (r.exit_code, r.stdout, r.stderr) == (2, "", (
+    assert (r.exit_code, r.stdout, r.stderr.splitlines()[-1]) == (2, "", (
         "jetlink: error: --from east: that is the side addressed (where the mirrors are); "
-        "name the region that failed, where their origins are\n"))
+        "name the region that failed, where their origins are"))
 
 
 def test_help_imports_no_exporter():
@@ -595,6 +606,28 @@ def test_failover_after_with_dry_run_only_says_so_once(manual):
     assert _is_mirror(manual)
 
 
+def test_failover_after_with_dry_run_names_what_it_would_fail_over(manual, monkeypatch):
+    """An object of the region failed over earlier (by hand) is not named among those the
+    dry run would fail over: the region plan's preview has it done earlier."""
+    from types import SimpleNamespace
+
+    from jetlink.core.dr import region
+
+    objects = [SimpleNamespace(shown="BACKUP@east", state=region.EARLIER),
+               SimpleNamespace(shown="AUDIT@east", state=region.PLANNED)]
+    preview = SimpleNamespace(objects=objects, refused=[], failed=[])
+    monkeypatch.setattr(region, "plan_region",
+                        lambda *a, **kw: SimpleNamespace(preview=lambda: preview))
+    backend, w = _watch(manual, failover_after=2 * SECOND, dry_run=True)
+    ok(manual("cluster", "down", "west"))
+    with backend:
+        assert w.check().actions == []
+        manual.clock.advance(2 * SECOND)
+        [a] = w.check().actions
+    assert a.message() == ("would fail over region west (its origins silent for 2s) "
+                           "(dry run): AUDIT@east (BACKUP@east failed over earlier)")
+
+
 def test_failover_after_in_a_real_process(behind, watcher):
     ok(behind("cluster", "down", "west"))
     w = watcher("--interval", "200ms", "--from", "west", "--failover-after", "500ms")
@@ -668,3 +701,23 @@ def test_an_unfenced_returned_source_topic_is_exported_a_split_brain(jl):
         [row] = w.check().rows
     assert (row.name, row.split_brain, row.returned) == ("dr/orders@keast", True,
                                                          "unfenced")
+
+
+def test_healthz_answers_while_the_first_check_waits_on_a_silent_server(jl):
+    """A server that accepts the connection and never speaks: the first check waits its
+    --timeout; meanwhile /healthz answers at once, 503, no check completed yet (it was
+    served only once that check ended)."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    w = Watcher(jl.tmp, ["--server", f"nats://127.0.0.1:{port}", "--timeout", "30s"],
+                first_check=False)
+    try:  # (answered after the check, it would say the check failed)
+        status, body = w.get("/healthz")
+        assert (status, body.strip()) == (503, "no check has completed yet"), body
+    finally:
+        w.kill()
+        silent.close()

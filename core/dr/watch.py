@@ -338,7 +338,7 @@ class Watch:
                                     clusters=self.clusters, clock=self.clock)
         except JetlinkError as err:
             if isinstance(err, UsageError) and self._checks == 0:
-                raise  # the command line's (the first check): nothing served yet
+                raise  # the command line's (the first check): the watch ends there
             failure = f"check failed: {reason(err)}"
         except Exception as err:  # noqa: BLE001 - a failed check, reported; the watch goes on
             failure = f"check failed: {type(err).__name__}: {err}"
@@ -478,8 +478,12 @@ class Watch:
             return WatchAction("failover", region, target, bad[0].state, "; ".join(
                 f"{o.shown}: {o.detail}" for o in bad))
         names = ", ".join(o.shown for o in report.objects)
-        if self.dry_run:
-            return WatchAction("failover", region, target, DRY_RUN, names)
+        if self.dry_run:  # what it would fail over, not what an earlier run did
+            todo = ", ".join(o.shown for o in report.objects
+                             if o.state not in (DONE, EARLIER)) or "nothing left"
+            earlier = [o.shown for o in report.objects if o.state in (DONE, EARLIER)]
+            return WatchAction("failover", region, target, DRY_RUN, todo + (
+                f" ({', '.join(earlier)} failed over earlier)" if earlier else ""))
         return WatchAction("failover", region, target, FAILED_OVER,
                            f"{report.count(DONE, EARLIER)} of {len(report.objects)} done "
                            f"({names})")
