@@ -181,7 +181,8 @@ def dataset_path_problem(path: str) -> str | None:
 def row_stats_problem(directory: str, *, stream: bool = True) -> str | None:
     """What the Parquet statistics of a local dataset's data files (their footers only: no
     row is read) show that ``stream import`` would refuse: a sequence missing or outside 1
-    to MAX_SEQ, a time before the Unix epoch, a stream's row without a subject; None when
+    to MAX_SEQ, a row without a time or one before the Unix epoch, a stream's row without a
+    subject; None when
     they show none (or hold no statistics: the rows are then checked where they are
     written). A job that copies a dataset checks it so before it writes anything."""
     from .streams import MAX_SEQ
@@ -225,6 +226,12 @@ def _seq_rule(max_seq: int) -> str:
     return f"not a stream sequence (1 to {max_seq})"
 
 
+def _no_time() -> str:
+    """The refusal of a row without a time (import's and a job's check alike)."""
+    return ("a row without a time (column ts null: the time stored, nanoseconds since the "
+            "Unix epoch; every message has one)")
+
+
 def _before_epoch(ts: int) -> str:
     """The refusal of a row's negative time (import's and a job's check alike)."""
     return (f"time {ts} is before the Unix epoch (column ts: the time stored, nanoseconds "
@@ -244,6 +251,8 @@ def _group_problem(group: Any, columns: dict[str, int], stream: bool, max_seq: i
     if seq is not None and seq.has_min_max and isinstance(seq.min, int) and \
             isinstance(seq.max, int) and (seq.min < 1 or seq.max > max_seq):
         return f"message {seq.min if seq.min < 1 else seq.max}: {_seq_rule(max_seq)}"
+    if ts is not None and ts.null_count:
+        return _no_time()
     if ts is not None and ts.has_min_max and isinstance(ts.min, int) and ts.min < 0:
         return _before_epoch(ts.min)
     if stream and subject is not None and subject.null_count:
@@ -611,9 +620,7 @@ def _refuse_rows_first(fragments, schema, cfg: Any, stream: str) -> None:
         ts = batch.column(2)
         if ts.null_count:
             at = pc.index(ts.is_null(), True).as_py()
-            raise LakeError(f"{where}: message {seqs[at].as_py()}: a row without a time "
-                            "(column ts null: the time stored, nanoseconds since the Unix "
-                            "epoch; every message has one)")
+            raise LakeError(f"{where}: message {seqs[at].as_py()}: {_no_time()}")
         col = batch.column(1)
         for subject in pc.unique(col).to_pylist():
             if subject in ok:

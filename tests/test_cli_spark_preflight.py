@@ -144,6 +144,11 @@ def test_a_properties_file_larger_than_any_real_one_is_refused(tmp_path, monkeyp
     (lambda t: t.set_column(t.schema.get_field_index("subject"), "subject",
                             __import__("pyarrow").array([None] * t.num_rows, "string")),
      "a row without a subject (column subject null)"),
+    # a null time: a job would make one up (the row before's, or 0), as import refuses it
+    (lambda t: t.set_column(t.schema.get_field_index("ts"), "ts", __import__("pyarrow").array(
+        [None] + t.column("ts").to_pylist()[1:], "int64")),
+     "a row without a time (column ts null: the time stored, nanoseconds since the Unix "
+     "epoch; every message has one)"),
 ])
 def test_a_dataset_whose_statistics_show_rows_import_refuses_is_refused_before_spark(
         jl, no_spark, tmp_path, change, said):
