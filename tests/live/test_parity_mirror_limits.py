@@ -167,29 +167,33 @@ BURST: list[str] = [
 ]
 
 
-def _burst_state(prefix: list[str], want_lag: int | None) -> tuple[int, int, int]:
-    """(messages, last_seq, lag) of the mirror BURST; on a server, once its lag is
-    ``want_lag`` (it reaches the refusal asynchronously), failing with what it saw."""
+def _burst_state(prefix: list[str], live: bool) -> tuple[int, int, int]:
+    """(messages, last_seq, lag) of the mirror BURST; on a server, once it has refused the
+    burst's message 4 (lag 5 or less: it reaches the refusal asynchronously), failing with
+    what it saw."""
     deadline = time.monotonic() + SETTLE_DEADLINE
     while True:
         res = runner.invoke(app, [*prefix, "stream", "info", "BURST", "-j"],
                             prog_name="jetlink")
         info = json.loads(res.stdout)
         seen = (info["state"]["messages"], info["state"]["last_seq"], info["mirror"]["lag"])
-        if want_lag is None or seen[2] == want_lag:
+        if not live or (seen[:2] == (3, 3) and seen[2] <= 5):
             return seen
         if time.monotonic() > deadline:
-            pytest.fail(f"BURST did not reach lag {want_lag}: saw {seen}")
+            pytest.fail(f"BURST did not refuse message 4 (lag 5 or less): saw {seen}")
         time.sleep(0.05)
 
 
 def test_a_refusal_inside_a_burst_stores_nothing_past_it_on_both(nats_single,
                                                                   tmp_path_factory):
     """A mirror made with DiscardNew max_msgs 3 on an origin of 10 messages: the origin's
-    history reaches it as one burst. nats-server (processMirrorMsgs) stores 3, reports lag
-    5 (pending - 1 after the refused message 4) and stores nothing more, nothing at another
+    history reaches it as one burst. nats-server (processInboundMirrorMsg) stores 3, sets
+    lag 5 (pending - 1) as it refuses message 4 and stores nothing more, nothing at another
     sequence; the engine stalls at message 4 with the same counts (docs/replication.md: it
-    then says why, and a raised limit lets it go on at the origin's sequences)."""
+    then says why, and a raised limit lets it go on at the origin's sequences). The server's
+    lag can end lower: processMirrorMsgs drops the rest of the queue batch holding the
+    refused message, and a message of the burst queued after that batch is refused in turn,
+    setting the lag from its own pending count (4 for message 5, ... 0 for message 10)."""
     seen = {}
     for where, server in (("embedded", NoServer()), ("live", nats_single)):
         with parity_env(tmp_path_factory, server, f"burst-{where}"):
@@ -197,11 +201,12 @@ def test_a_refusal_inside_a_burst_stores_nothing_past_it_on_both(nats_single,
                       if where == "embedded" else ["--server", nats_single.url])
             for s in BURST:
                 assert step(prefix, shlex.split(s))["status"] == 0, s
-            seen[where] = _burst_state(prefix, 5 if where == "live" else None)
+            seen[where] = _burst_state(prefix, where == "live")
             step(prefix, ["pub", "b.late", "y"])
-            after = _burst_state(prefix, None)
+            after = _burst_state(prefix, False)
             assert after[:2] == (3, 3), (where, after)  # nothing stored past the refusal
-    assert seen["embedded"] == seen["live"] == (3, 3, 5)
+    assert seen["embedded"] == (3, 3, 5)
+    assert seen["live"][:2] == (3, 3) and 0 <= seen["live"][2] <= 5, seen["live"]
 
 
 @pytest.mark.parametrize("kind", ["mirror", "source"])
