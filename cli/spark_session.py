@@ -188,12 +188,22 @@ def interrupt_said(app: App, run: Any) -> Any:
     """``run()``'s result; stopped by Ctrl-C, what the job left said on stderr (the job's
     own words when it knows them: a store target it created removed, a mirror topic's
     records kept), and with --json one document saying so, then exit 130."""
+    from jetlink.cli.launch import interrupted_job
+
     try:
         return run()
-    except KeyboardInterrupt as stop:
-        said = getattr(stop, "left", None) or ("the job stopped before it finished: a "
-                                               "target it wrote to may hold part of its rows")
-        output.notice(app, f"jetlink: interrupted: {said}")
-        if app.json:
-            output.print_json({"interrupted": True, "description": said})
-        raise
+    except Exception as exc:
+        if not interrupted_job(exc):  # (py4j's clean-up after an interrupt failing)
+            raise
+        stop: BaseException = KeyboardInterrupt()
+        stop.__cause__ = exc
+    except KeyboardInterrupt as exc:
+        stop = exc
+    # the jobs say what they left once they write (sparkops/run.py); before that (the
+    # driver starting, the origins read, the target planned) nothing was written
+    said = getattr(stop, "left", None) or ("the job stopped before it wrote anything: "
+                                           "nothing was changed (run the job again)")
+    output.notice(app, f"jetlink: interrupted: {said}")
+    if app.json:
+        output.print_json({"interrupted": True, "description": said})
+    raise stop

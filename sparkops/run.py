@@ -27,6 +27,7 @@ from jetlink.core.store import DataDir
 
 from . import io
 from . import jobs as J
+from .session import as_interrupt
 
 
 class SparkJobError(JetlinkError):
@@ -352,6 +353,23 @@ class Runner:
         """Run the mirror or source job ``cfg`` calls for over ``pairs`` (its agreements
         and their inputs), then write the result (:meth:`_finish`; ``create``: the config of
         a target to create first)."""
+        try:
+            summary = self._run_job(job, target, cfg, first_seq, pairs, progress, create)
+        except BaseException as exc:
+            stop = as_interrupt(exc)
+            if stop is None:
+                raise
+            if not hasattr(stop, "left"):  # before the writing began: nothing was written
+                stop.left = (f"the job stopped before it wrote {target}: "  # type: ignore[attr-defined]
+                             "nothing was changed (run the job again)")
+            raise stop from stop.__cause__
+        summary.seconds = time.perf_counter() - t0
+        return summary
+
+    def _run_job(self, job: str, target: io.Address, cfg: StreamConfig, first_seq: int,
+                 pairs: list[tuple[str, StreamSource, Input]],
+                 progress: Callable[[str], None] | None,
+                 create: StreamConfig | None) -> Summary:
         now = self.clock.now_ns()
         facts: dict[str, Any] = {}  # the output's count and last sequence, when planned
         _check_origins_readable(pairs)
@@ -369,7 +387,6 @@ class Runner:
         inputs = {id(o): o for _k, _s, o in pairs}
         summary = Summary(job, str(target), rows_in=sum(o.msgs for o in inputs.values()))
         self._finish(summary, df, cfg, target, now, pairs, progress, facts, create)
-        summary.seconds = time.perf_counter() - t0
         return summary
 
     def kv(self, create: Callable[[Any], Any], progress: Callable[[str], None] | None = None,
@@ -388,11 +405,18 @@ class Runner:
         try:
             return self.seed(f"store:{self.cluster}/{stream}", job="kv-aggregate",
                              progress=progress)
-        except BaseException:
+        except BaseException as exc:
             # only a bucket this job made: one that existed before it (create answers an
             # existing bucket of the same config as the server does) is never removed
             if stream not in before:
-                self._drop_target(js, io.Address("stream", stream, self.cluster))
+                from jetlink.core.interrupts import no_interrupt
+
+                with no_interrupt():  # (a second Ctrl-C must not cut the removal short)
+                    self._drop_target(js, io.Address("stream", stream, self.cluster))
+                if isinstance(exc, KeyboardInterrupt):  # what it left, for the line said
+                    exc.left = (  # type: ignore[attr-defined]
+                        f"the job stopped before it finished filling {stream}, the bucket's "
+                        "stream: the bucket it created was removed (run the job again)")
             raise
 
     # -- writing ---------------------------------------------------------------------------
@@ -420,7 +444,17 @@ class Runner:
                         "config": cfg.to_json(), "created": format_rfc3339_nano(now),
                         "created_ns": now, "identity": identity(now),
                         "state": {"messages": summary.rows_out, "last_seq": final_last or 0}}
-                io.write_parquet(df, target.path, meta)
+                try:
+                    io.write_parquet(df, target.path, meta)
+                except BaseException as exc:
+                    stop = as_interrupt(exc)
+                    if stop is None:
+                        raise
+                    stop.left = (  # type: ignore[attr-defined]
+                        f"the job stopped while it wrote {target}: the dataset was not "
+                        f"finished (no {lake.META_FILE}: stream import refuses it); run the "
+                        "job again (a directory left there is named with how to clear it)")
+                    raise stop from stop.__cause__
                 summary.output = str(target)
                 return
             js = self._js(target.cluster)
@@ -432,19 +466,21 @@ class Runner:
                 # job's start); a mirror keeps its origin's times
                 stamp = self.clock.now_ns() if cfg.mirror is None else None
                 self._write(summary, df, js, target, final_last, pairs, progress, stamp)
-            except BaseException as stop:  # a failure, or an interrupt: no half target
+            except BaseException as exc:  # a failure, or an interrupt: no half target
                 if create is not None:
                     from jetlink.core.interrupts import no_interrupt
 
                     with no_interrupt():  # (a second Ctrl-C must not cut the removal short)
                         self._drop_target(js, target)
-                if isinstance(stop, KeyboardInterrupt):  # what it left, for the line said
-                    stop.left = (  # type: ignore[attr-defined]
-                        f"the job stopped while it wrote {target}: the target it created "
-                        "was removed (run the job again)" if create is not None else
-                        f"the job stopped while it wrote {target}: it keeps what the job "
-                        "committed (jetlink replicate continues it)")
-                raise
+                stop = as_interrupt(exc)
+                if stop is None:
+                    raise
+                stop.left = (  # type: ignore[attr-defined]  # what it left, for the line said
+                    f"the job stopped while it wrote {target}: the target it created "
+                    "was removed (run the job again)" if create is not None else
+                    f"the job stopped while it wrote {target}: it keeps what the job "
+                    "committed (jetlink replicate continues it)")
+                raise stop from stop.__cause__
         finally:
             if not known:
                 df.unpersist()

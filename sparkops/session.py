@@ -513,6 +513,20 @@ def interrupted() -> bool:
     return bool(_INTERRUPTED)
 
 
+def as_interrupt(exc: BaseException) -> KeyboardInterrupt | None:
+    """``exc`` as the interrupt it is: itself when a KeyboardInterrupt; a new one (caused by
+    it) for py4j's or PySpark's failure after an interrupt (the clean-up of the gateway call
+    the interrupt cut short failing in its turn); None for anything else."""
+    if isinstance(exc, KeyboardInterrupt):
+        return exc
+    if isinstance(exc, Exception) and interrupted() and \
+            type(exc).__module__.startswith(("py4j", "pyspark")):
+        stop = KeyboardInterrupt()
+        stop.__cause__ = exc
+        return stop
+    return None
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     _INTERRUPTED.append(signum)
     raise KeyboardInterrupt

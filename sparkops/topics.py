@@ -133,19 +133,21 @@ def seed_mirror_topic(spark: Any, datadir: DataDir, clock: Clock, cluster: str, 
     except JetlinkError:
         mirrors.bulk_release(plan)
         raise
-    except Exception as e:  # noqa: BLE001 - Spark's errors, reported by their first line
+    except BaseException as e:
         mirrors.bulk_release(plan)
-        from .session import failure_text
+        from .session import as_interrupt, failure_text
 
+        stop = as_interrupt(e)
+        if stop is not None:  # what it left, for the interrupted line
+            stop.left = (f"mirror topic {plan.topic} keeps the {plan.rows_out:,} records "  # type: ignore[attr-defined]
+                         "the job wrote; the link continues from there (jetlink replicate)")
+            raise stop from stop.__cause__
+        if not isinstance(e, Exception):
+            raise
+        # Spark's errors, reported by their first line
         raise SparkJobError(f"{failure_text(e)}; mirror topic {plan.topic} keeps the "
                             f"{plan.rows_out} records written, the link continues from there"
                             ) from None
-    except BaseException as stop:
-        mirrors.bulk_release(plan)
-        if isinstance(stop, KeyboardInterrupt):  # what it left, for the interrupted line
-            stop.left = (f"mirror topic {plan.topic} keeps the {plan.rows_out:,} records "  # type: ignore[attr-defined]
-                         "the job wrote; the link continues from there (jetlink replicate)")
-        raise
     result = mirrors.bulk_finish(plan, failover=failover)
     summary.rows_out = plan.rows_out
     summary.transactions = plan.transactions

@@ -102,6 +102,98 @@ def test_an_interrupt_while_the_target_is_written_removes_the_target(jl, monkeyp
     ok(jl("spark", "mirror", "store:ORDERS", "store:BACKUP"))  # the same job, anew
 
 
+def test_an_interrupt_before_the_writing_says_nothing_was_changed(jl, monkeypatch):
+    """Ctrl-C while the job plans or counts its rows (before a target exists): said so, the
+    data directory byte for byte as it was, exit 130."""
+    from jetlink.sparkops import jobs
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    before = data_dir_bytes(jl.data)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(jobs, "mirror", interrupted)
+    r = jl("spark", "mirror", "store:ORDERS", "store:BACKUP")
+    assert (r.exit_code, r.stderr) == (130, (
+        "jetlink: interrupted: the job stopped before it wrote store:local/BACKUP: nothing "
+        "was changed (run the job again)\n"))
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_an_interrupt_while_a_dataset_is_written_says_it_is_unfinished(jl, monkeypatch,
+                                                                      tmp_path):
+    """Ctrl-C while Spark writes a Parquet target: the dataset is not finished (no
+    _jetlink.json), and the next run is refused at a directory left there with how to
+    clear it (sparkops/io.py occupied_output)."""
+    from jetlink.sparkops import io
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+    out = tmp_path / "lake"
+
+    def half_written(df, path, meta):
+        (out / "_temporary").mkdir(parents=True)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, "write_parquet", half_written)
+    r = jl("spark", "mirror", "store:ORDERS", f"parquet:{out}", "-j")
+    said = (f"the job stopped while it wrote parquet:{out}: the dataset was not finished (no "
+            "_jetlink.json: stream import refuses it); run the job again (a directory left "
+            "there is named with how to clear it)")
+    assert (r.exit_code, json.loads(r.stdout)) == (130, {"interrupted": True,
+                                                         "description": said})
+    assert r.stderr == f"jetlink: interrupted: {said}\n"
+    monkeypatch.undo()
+    r = jl("spark", "mirror", "store:ORDERS", f"parquet:{out}")
+    assert r.exit_code == 1 and f"{out} holds what an unfinished job left" in r.stderr, r.stderr
+
+
+def test_a_spark_failure_after_an_interrupt_is_the_interrupt(jl, monkeypatch):
+    """py4j's clean-up of the gateway call an interrupt cut short can fail in its turn: that
+    failure is the interrupt (exit 130), and the job says what it left all the same (here
+    the store target it created, removed)."""
+    from py4j.protocol import Py4JNetworkError
+
+    from jetlink.sparkops import session
+    from jetlink.sparkops.run import Runner
+
+    ok(jl("stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    publish(jl, "orders", 5)
+
+    def cut_short(self, *args, **kwargs):
+        session._INTERRUPTED.append(2)
+        raise Py4JNetworkError("Answer from Java side is empty")
+
+    monkeypatch.setattr(Runner, "_write", cut_short)
+    try:
+        r = jl("spark", "mirror", "store:ORDERS", "store:BACKUP")
+    finally:
+        session._INTERRUPTED.clear()  # (the session outlives this test)
+    assert (r.exit_code, r.stderr) == (130, (
+        "jetlink: interrupted: the job stopped while it wrote store:local/BACKUP: the target "
+        "it created was removed (run the job again)\n"))
+    assert "BACKUP" not in doc(jl("stream", "ls", "-n", "-j"))
+
+
+def test_an_interrupted_kv_aggregate_removes_the_bucket_it_made(jl, monkeypatch):
+    from jetlink.sparkops.run import Runner
+
+    ok(jl("kv", "add", "FLAGS"))
+    ok(jl("kv", "put", "FLAGS", "a", "1"))
+
+    def interrupted(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Runner, "_write", interrupted)
+    r = jl("spark", "kv-aggregate", "AGG", "--source", "FLAGS")
+    assert (r.exit_code, r.stderr) == (130, (
+        "jetlink: interrupted: the job stopped before it finished filling KV_AGG, the "
+        "bucket's stream: the bucket it created was removed (run the job again)\n"))
+    assert ok(jl("kv", "ls", "-n")).stdout == "FLAGS\n"
+
+
 def test_an_interrupt_once_the_job_is_done_is_no_interrupted_job(jl, monkeypatch):
     """A Ctrl-C landing as the job has finished (its target written) is ignored: the
     summary is printed, exit 0 (a script must not read a finished job as interrupted)."""
