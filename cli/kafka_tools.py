@@ -166,22 +166,42 @@ def _cluster_named(app: App) -> str | None:
     return None
 
 
-def _source_from_config(app: App, config_file: Path | None) -> str | None:
-    """The source cluster a link's ``--config-file`` names: its ``bootstrap.servers``' first
-    host (or host:port) when that is a cluster of the data directory, as --bootstrap-server
-    selects the destination (one notice says so); None otherwise."""
-    if config_file is None:
-        return None
-    from jetlink.cli import output
-    from jetlink.cli.links import _read_text
-    from jetlink.core.kafka.links import parse_properties
+def _link_source(app: App, source_cluster: str | None, config_file: Path | None,
+                 pairs: list[str]) -> str | None:
+    """The source cluster of a link ``--create`` makes: ``--cluster-id``, else the cluster
+    its ``bootstrap.servers`` names (the last ``--config`` one, else ``--config-file``'s:
+    the first host, or host:port, when it is a cluster of the data directory, as
+    --bootstrap-server selects the destination; one notice says so). Given both, a
+    bootstrap list naming another cluster of the data directory is a usage error: a link's
+    bootstrap servers are its source cluster's brokers, and neither is guessed right."""
+    servers, where, said = "", "", ""
+    for pair in pairs:
+        key, _eq, value = pair.partition("=")
+        if key.strip() == "bootstrap.servers":
+            servers, where = value.strip(), "--config bootstrap.servers"
+            said = f"--config bootstrap.servers={servers}"
+    if not where and config_file is not None:
+        from jetlink.cli.links import _read_text
+        from jetlink.core.kafka.links import parse_properties
 
-    servers = parse_properties(_read_text(config_file)).get("bootstrap.servers") or ""
-    name, _host = _cluster_of_servers(app, servers, "bootstrap.servers of --config-file:")
-    if name is not None:
-        output.notice(app, f"jetlink: notice: bootstrap.servers {servers} of --config-file "
-                           f"names cluster {name}: the source cluster")
-    return name
+        servers = parse_properties(_read_text(config_file)).get("bootstrap.servers") or ""
+        where = "bootstrap.servers of --config-file"
+        said = f"bootstrap.servers {servers} of --config-file"
+    if not servers:
+        return source_cluster
+    name, _host = _cluster_of_servers(app, servers, f"{where}:")
+    if source_cluster is None:
+        if name is not None:
+            from jetlink.cli import output
+
+            output.notice(app, f"jetlink: notice: {said} names cluster {name}: the source "
+                               "cluster")
+        return name
+    if name is not None and name != source_cluster:
+        raise usage(f"{said} names cluster {name}, not --cluster-id "
+                    f"{source_cluster}: a link's bootstrap servers are the brokers of its "
+                    "source cluster (give one or make them agree)")
+    return source_cluster
 
 
 def _cluster_of_servers(app: App, servers: str, what: str = "--bootstrap-server"
@@ -491,12 +511,12 @@ def kafka_cluster_links(
     app.reading = action in ("--describe", "--list")
     app.existing = True  # a link comes from another cluster of the data directory
     select_cluster(app, bootstrap_server, command_config)
-    if action == "--create" and not source_cluster:
-        source_cluster = _source_from_config(app, config_file)
+    pairs = split_pairs(add_config) or None
+    if action == "--create":
+        source_cluster = _link_source(app, source_cluster, config_file, pairs or [])
         _need(source_cluster, "--cluster-id NAME (the source cluster; or a --config-file "
               "whose bootstrap.servers host names a cluster of the data directory)", action)
 
-    pairs = split_pairs(add_config) or None
     if action == "--list":
         links.ls(ctx, include_topics=include_topics, link=link)
     elif action == "--create":

@@ -447,6 +447,47 @@ def test_create_takes_the_source_cluster_from_the_config_files_bootstrap_servers
     assert data_dir_bytes(data, databases_only=True) == before
 
 
+def test_create_refuses_bootstrap_servers_naming_another_cluster_than_the_cluster_id(
+        worlds, tmp_path):
+    """--cluster-id and a bootstrap.servers (of --config-file, or --config, which wins over
+    the file) naming another cluster of the data directory, even the destination itself,
+    or two of them: exit 2, nothing made. --config's bootstrap.servers names the source as
+    the file's does."""
+    data = worlds("w", link=False)
+    props = tmp_path / "link.properties"
+    before = data_dir_bytes(data, databases_only=True)
+    cases = [
+        ("bootstrap.servers=east:9092\n", [],
+         "bootstrap.servers east:9092 of --config-file names cluster east, not --cluster-id "
+         "west: a link's bootstrap servers are the brokers of its source cluster (give one or "
+         "make them agree)"),
+        ("bootstrap.servers=west:9092,east:9092\n", [],
+         "bootstrap.servers of --config-file: west:9092,east:9092 names clusters west and "
+         "east: a bootstrap list is the brokers of one cluster (give one of them)"),
+        ("bootstrap.servers=west:9092\n", ["--config", "bootstrap.servers=east:9092"],
+         "--config bootstrap.servers=east:9092 names cluster east, not --cluster-id west: a "
+         "link's bootstrap servers are the brokers of its source cluster (give one or make "
+         "them agree)"),
+    ]
+    for text, extra, said in cases:
+        props.write_text(text)
+        res = worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create",
+                         "--link", "L9", "--cluster-id", "west", "--config-file", str(props),
+                         *extra)
+        assert (res.exit_code, res.stderr) == (2, f"jetlink: error: {said}\n"), text
+    assert data_dir_bytes(data, databases_only=True) == before
+    # agreeing, or naming no cluster of the data directory: made
+    props.write_text("bootstrap.servers=west:9092\n")
+    ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create", "--link", "L9",
+                  "--cluster-id", "west", "--config-file", str(props)))
+    res = ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create", "--link",
+                        "L10", "--config", "bootstrap.servers=west:9092"))
+    assert res.stderr == ("jetlink: notice: --config bootstrap.servers=west:9092 names cluster "
+                          "west: the source cluster\n")
+    ok(worlds.run(data, "--cluster", "east", "kafka-cluster-links", "--create", "--link", "L11",
+                  "--cluster-id", "west", "--config", "bootstrap.servers=broker-1.example:9092"))
+
+
 # -- kafka-cluster-links: the same output as the links verbs -----------------------------------
 
 
