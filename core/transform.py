@@ -238,8 +238,17 @@ def _to_bytes(s: str) -> bytes:
         return s.encode("utf-8", "surrogatepass")
 
 
+# Each byte of a cut character (a surrogate escape \udc80-\udcff once decoded) as U+FFFD.
+_CUT_BYTES = {c: "\ufffd" for c in range(0xDC80, 0xDD00)}
+
+
 def _from_bytes(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
+    """A byte function's result as text: a character it cut in two (the server's functions
+    count bytes) has each of its bytes read as U+FFFD, as Go's encoding/json writes every
+    byte that is not UTF-8 (nats-server stores the bytes themselves; the engine's subjects
+    are text, and a subject that is not UTF-8 could not be stored at all)."""
+    text = b.decode("utf-8", "surrogateescape")
+    return text if text.isascii() else text.translate(_CUT_BYTES)
 
 
 def fnv1a_32(data: bytes | str) -> int:

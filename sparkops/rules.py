@@ -25,10 +25,10 @@ Not supported: ``random(n)`` with ``n > 0`` raises ``UnsupportedTransformError``
 re-executed Spark task write other subjects than its first attempt.
 
 Bytes: like the server and core, ``left``, ``right``, ``split*From*`` and ``slice*`` count
-UTF-8 bytes and may cut a character in two. Tokens are taken with ``substring_index``, the byte
-functions work on BINARY and every join is a byte concatenation, so results (invalid UTF-8
-included) are the exact bytes core gives (its strings' ``surrogateescape`` bytes); compare with
-``.cast("binary")``. ``{{split(n,)}}`` (empty delimiter: one part per character) cuts the
+UTF-8 bytes and may cut a character in two; core then reads each byte of the cut character as
+U+FFFD, and so does ``_valid_text`` here. Tokens are taken with ``substring_index``, the byte
+functions work on BINARY and every join is a byte concatenation, so results are the exact
+bytes core gives; compare with ``.cast("binary")``. ``{{split(n,)}}`` (empty delimiter: one part per character) cuts the
 token's hex digits with a regular expression of well-formed UTF-8 sequences, which is how core's
 ``list(token)`` sees bytes that are not UTF-8.
 """
@@ -301,6 +301,19 @@ _UTF8_CHAR_HEX = "|".join(
 )
 
 
+# The well-formed sequences alone (every alternative but the last, the lone byte).
+_UTF8_WELL_FORMED_HEX = _UTF8_CHAR_HEX.rsplit("|", 1)[0]
+# From the end of the previous match (\\G), a run of well-formed sequences (possessive: never
+# given back) then one byte outside them: that byte becomes EF BF BD.
+_CUT_BYTE_HEX = rf"\G((?:{_UTF8_WELL_FORMED_HEX})*+)[0-9A-F]{{2}}"
+
+
+def _valid_text(b: Column) -> Column:
+    """core transform ``_from_bytes``: each byte a function's cut left outside a well-formed
+    UTF-8 sequence becomes U+FFFD (EF BF BD)."""
+    return _unhex(F.regexp_replace(_hex(b), F.lit(_CUT_BYTE_HEX), F.lit("$1EFBFBD")))
+
+
 def _split_chars(tok: Column) -> Column:
     """``".".join(list(tok))``: a "." (2E) before each character, the first one dropped."""
     marked = F.regexp_replace(_hex(tok), F.lit(f"(?:{_UTF8_CHAR_HEX})"), F.lit("2E$0"))
@@ -412,7 +425,8 @@ def _compile(s: Column, tr: SubjectTransform) -> tuple[Column | None, Column]:
             pieces.append(F.lit("0"))
         elif kind in _TOKEN_FUNCTIONS:
             pos, arg = entry[1]
-            pieces.append(_TOKEN_FUNCTIONS[kind](_token(s, pos), arg))
+            piece = _TOKEN_FUNCTIONS[kind](_token(s, pos), arg)
+            pieces.append(piece if kind == "split" else _valid_text(piece))
         else:
             raise UnsupportedTransformError(
                 f"transform {src!r} -> {dest!r}: destination function {kind!r} has no Spark form"

@@ -1535,3 +1535,24 @@ def test_a_step_down_whose_preferred_server_was_not_elected_warns(capsys, monkey
         "not one of the group's peers\n")
     S.await_new_leader(App(), lambda: doc, "n2", 'stream "R3"', 3, "n1")
     assert capsys.readouterr().err == 'New leader elected "n1"\n'
+
+
+def test_a_byte_function_cutting_a_character_stores_u_fffd_per_byte(jl):
+    """left / right / split*From* / slice* count bytes as the server does and can cut a
+    character in two: the subject stored has each byte of it as U+FFFD (what nats-server's
+    JSON shows for the bytes it stores), on the publish path and the source path alike; the
+    engine's other work goes on (a subject that is not UTF-8 could not be stored at all)."""
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("stream", "add", "O2", "--subjects", "q.>", "--defaults"))
+    ok(jl("pub", "o.héllo", "x"))
+    ok(jl("stream", "add", "M", "--defaults", "--source", json.dumps(
+        {"name": "O", "subject_transforms": [{"src": "o.*", "dest": "m.{{left(1,2)}}"}]})))
+    ok(jl("stream", "add", "M2", "--source", "O2", "--defaults"))
+    ok(jl("stream", "add", "U", "--subjects", "u.>", "--transform-source", "u.*",
+          "--transform-destination", "p.{{left(1,3)}}", "--defaults"))
+    ok(jl("pub", "u.a€", "y"))
+    ok(jl("pub", "q.one", "z"))
+    ok(jl("replicate"))
+    assert doc(jl("stream", "get", "M", "1", "-j"))["subject"] == "m.h\ufffd"
+    assert doc(jl("stream", "get", "U", "1", "-j"))["subject"] == "p.a\ufffd\ufffd"
+    assert doc(jl("stream", "get", "M2", "1", "-j"))["subject"] == "q.one"

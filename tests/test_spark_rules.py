@@ -34,7 +34,7 @@ FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthChec
 
 
 def enc(value: str | None) -> bytes | None:
-    """The bytes of a core result (its strings carry cut UTF-8 as surrogate escapes)."""
+    """The bytes of a core result (a subject given with surrogate escapes keeps them)."""
     if value is None:
         return None
     try:

@@ -121,8 +121,13 @@ def test_partition_negative_count_wraps_like_go():
         ("ab.>", "{{splitfromleft(0,1)}}.>", "ab.c.d", "a.b.c.d"),
         # Lengths count UTF-8 bytes, as in Go.
         ("*", "{{left(1,2)}}", "éa", "é"),
-        # ... even when that cuts a character: the byte comes back surrogate-escaped.
-        ("*", "{{right(1,1)}}", "aé", "\udca9"),
+        # ... even when that cuts a character: each byte of the cut character is U+FFFD
+        # (as Go's encoding/json writes the bytes the server stores)
+        ("*", "{{right(1,1)}}", "aé", "\ufffd"),
+        ("*", "{{left(1,2)}}", "héllo", "h\ufffd"),
+        ("*", "{{left(1,3)}}", "a€", "a\ufffd\ufffd"),
+        ("*", "{{sliceFromLeft(1,1)}}", "éa", "\ufffd.\ufffd.a"),
+        ("*", "{{splitFromRight(1,1)}}", "😀", "\ufffd\ufffd\ufffd.\ufffd"),
     ],
 )
 def test_transform_results(src, dest, subject, expected):
