@@ -28,9 +28,9 @@ Bytes: like the server and core, ``left``, ``right``, ``split*From*`` and ``slic
 UTF-8 bytes and may cut a character in two; core then reads each byte of the cut character as
 U+FFFD, and so does ``_valid_text`` here. Tokens are taken with ``substring_index``, the byte
 functions work on BINARY and every join is a byte concatenation, so results are the exact
-bytes core gives; compare with ``.cast("binary")``. ``{{split(n,)}}`` (empty delimiter: one part per character) cuts the
-token's hex digits with a regular expression of well-formed UTF-8 sequences, which is how core's
-``list(token)`` sees bytes that are not UTF-8.
+bytes core gives; compare with ``.cast("binary")``. ``{{split(n,)}}`` (empty delimiter: one
+part per character) cuts the token's hex digits with a regular expression of well-formed UTF-8
+sequences, which is how core's ``list(token)`` sees bytes that are not UTF-8.
 """
 
 from __future__ import annotations
