@@ -564,11 +564,13 @@ def first_overlapping(filters: Sequence[str]) -> int | None:
     them: ConsumerOverlappingSubjectFilters, 10138; nats-server's ``SubjectIsSubsetMatch``
     of every pair), None when none does, in time linear in the literal filters: a filter
     lies within another only when it is the same (a duplicate) or the other has a wildcard
-    (a literal holds only itself)."""
+    (a literal holds only itself). ``isSubsetMatchTokenized`` reads a token starting with
+    ``*`` as a wildcard: ``cs.y`` lies within ``cs.*x``, so such a filter is compared too."""
     from collections import Counter
 
     counts = Counter(filters)
-    wild = [(j, f) for j, f in enumerate(filters) if has_wildcard(f)]
+    wild = [(j, f) for j, f in enumerate(filters)
+            if has_wildcard(f) or any(t.startswith("*") for t in f.split("."))]
     for i, f in enumerate(filters):
         if counts[f] > 1 or any(j != i and is_subset(f, w) for j, w in wild):
             return i
