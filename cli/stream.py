@@ -256,8 +256,10 @@ def warn_missing_origins(app: App, cfg: Any, describe: Any = None) -> None:
     core/config/validate.py; ``describe``: how an origin is named, a KV aggregate's)."""
     if cfg.mirror is None and not cfg.sources:
         return
-    from jetlink.core.config.validate import cycle_warning, origin_warnings
+    from jetlink.core.config.validate import cycle_warning, empty_src_warnings, origin_warnings
 
+    for text in empty_src_warnings(cfg):
+        output.notice(app, f"jetlink: warning: {text}")
     kv = common.open_kv(app)
     for text in origin_warnings(cfg, kv.cluster, kv.clusters, describe=describe):
         output.notice(app, f"jetlink: warning: {text}")

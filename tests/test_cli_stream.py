@@ -1556,3 +1556,31 @@ def test_a_byte_function_cutting_a_character_stores_u_fffd_per_byte(jl):
     assert doc(jl("stream", "get", "M", "1", "-j"))["subject"] == "m.h\ufffd"
     assert doc(jl("stream", "get", "U", "1", "-j"))["subject"] == "p.a\ufffd\ufffd"
     assert doc(jl("stream", "get", "M2", "1", "-j"))["subject"] == "q.one"
+
+
+def test_an_empty_src_transform_nats_server_never_starts_is_warned_of(jl):
+    """A source with a subject transform whose src is empty, or a mirror with it among
+    several: nats-server 2.15.1 accepts it, then reads the origin through a consumer with
+    that empty filter, which never starts (setupSourceConsumer / setupMirrorConsumer). The
+    engine copies every subject; stream add says so on stderr. A mirror's single such
+    transform works on the server too: no warning."""
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("pub", "o.a", "x"))
+    r = ok(jl("stream", "add", "M", "--defaults", "--source", json.dumps(
+        {"name": "O", "subject_transforms": [{"src": "", "dest": "all.>"}]})))
+    assert r.stderr == (
+        'jetlink: warning: source "O": subject_transforms[0] has an empty src: nats-server '
+        "2.15.1 gives the consumer it reads the origin through that empty filter, and the "
+        "source never starts (nothing is copied; the engine copies every subject): give src "
+        '">" instead\n')
+    r = ok(jl("stream", "add", "M2", "--defaults", "--mirror", json.dumps(
+        {"name": "O", "subject_transforms": [{"src": "o.a", "dest": "x"},
+                                             {"src": "", "dest": "all.>"}]})))
+    assert r.stderr.startswith('jetlink: warning: mirror origin "O": subject_transforms[1] '
+                               "has an empty src:"), r.stderr
+    assert "the mirror never starts" in r.stderr
+    r = ok(jl("stream", "add", "M3", "--defaults", "--mirror", json.dumps(
+        {"name": "O", "subject_transforms": [{"src": "", "dest": "all.>"}]})))
+    assert r.stderr == ""
+    ok(jl("replicate"))
+    assert doc(jl("stream", "get", "M", "1", "-j"))["subject"] == "all.o.a"

@@ -1052,6 +1052,32 @@ def missing_origin_text(described: str, cluster: str, cluster_known: bool,
     return f'{text}: {described} does not exist {place}{note}: {tail}'
 
 
+def empty_src_warnings(cfg: StreamConfig) -> list[str]:
+    """A source whose subject transforms hold one with an empty ``src``, or a mirror whose
+    several transforms do: nats-server 2.15.1 accepts the config, then asks the origin for
+    a consumer whose filter is that empty ``src`` (setupSourceConsumer,
+    setupMirrorConsumer): a source's create request is never answered, a mirror's is
+    refused (10139), and nothing is ever copied. The engine reads the empty ``src`` as
+    ``>`` (every subject), as a single mirror transform works on the server too."""
+    out = []
+    agreements = ([("mirror origin", cfg.mirror)] if cfg.mirror is not None else []) + \
+        [("source", s) for s in cfg.sources]
+    for what, src in agreements:
+        transforms = src.subject_transforms or []
+        if what == "mirror origin" and len(transforms) < 2:
+            continue
+        for i, tr in enumerate(transforms):
+            if tr.src == "":
+                out.append(
+                    f'{what} "{src.name}": subject_transforms[{i}] has an empty src: '
+                    "nats-server 2.15.1 gives the consumer it reads the origin through that "
+                    "empty filter, and the " + ("mirror" if what == "mirror origin" else
+                                               "source") + " never starts (nothing is "
+                    "copied; the engine copies every subject): give src \">\" instead")
+                break
+    return out
+
+
 def origin_warnings(cfg: StreamConfig, cluster: str, clusters: Any, *,
                     describe: Callable[[str], str] | None = None) -> list[str]:
     """The warnings of :func:`missing_origin_text` for a stream just created or updated:
