@@ -157,6 +157,42 @@ def test_missing_stream_and_not_a_mirror(jl):
            "OK:0 sources active | sources=0 sources_lagged=0 sources_inactive=0\n")
 
 
+@pytest.mark.parametrize("args, line", [
+    (("stream", "--stream", "ORDERS"),
+     "UNKNOWN ORDERS could not load info: cluster wset not found: did you mean west?"),
+    (("consumer", "--stream", "ORDERS", "--consumer", "C"),
+     "UNKNOWN ORDERS_C could not load info: cluster wset not found: did you mean west?"),
+    (("kv", "--bucket", "CFG"),
+     "UNKNOWN CFG could not load bucket: cluster wset not found: did you mean west?"),
+])
+def test_a_cluster_that_is_not_there_is_unknown_not_an_outage(jl, args, line):
+    """A --cluster of the embedded engine that does not exist (a typo in a monitoring line)
+    is UNKNOWN (3) with the closest name, as dr check says it, not a page; the data
+    directory byte for byte as it was."""
+    from helpers import data_dir_bytes
+
+    ok(jl("cluster", "add", "west"))
+    before = data_dir_bytes(jl.data)
+    res = jl("--cluster", "wset", "server", "check", *args)
+    assert (res.exit_code, res.stdout) == (3, line + "\n")
+    res = jl("--cluster", "wset", "server", "check", *args, "--format", "json")
+    assert (res.exit_code, json.loads(res.stdout)["status"]) == (3, "UNKNOWN")
+    res = jl("--cluster", "wset", "server", "check", *args, "--format", "text")
+    assert res.exit_code == 3
+    assert res.stdout.splitlines()[:3] == [line.split(" ", 2)[1] + ": UNKNOWN", "",
+                                           line.split(" ", 2)[2]]
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_data_directory_that_is_not_there_is_unknown(jl, tmp_path):
+    missing = tmp_path / "nodir"
+    res = jl("--data-dir", str(missing), "server", "check", "stream", "--stream", "S")
+    assert (res.exit_code, res.stdout) == (3, (
+        f"UNKNOWN S could not load info: data directory {missing} does not exist (nothing to "
+        "read or act on: the first command that creates something makes it)\n"))
+    assert not missing.exists()
+
+
 def test_stream_metadata_thresholds_and_flags_override(jl):
     lagging_mirror(jl)
     ok(jl("stream", "edit", "MIR", "--metadata", "io.nats.monitor.lag-critical=2",

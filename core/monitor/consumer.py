@@ -54,7 +54,8 @@ def check_consumer(open_js: Callable[[], JetStreamAPI], stream: str, consumer: s
     try:
         info = open_js().consumer_info(stream, consumer)
     except JetlinkError as err:
-        result.critical(f"could not load info: {reason(err)}")
+        if not result.missing_target(err, "could not load info"):
+            result.critical(f"could not load info: {reason(err)}")
         return result
     now_ns = clock()
     try:

@@ -33,7 +33,8 @@ def check_kv(open_kv: Callable[[], KV], bucket: str, *, key: str = "",
     try:
         kv = open_kv()
     except JetlinkError as err:
-        result.critical(f"connection failed: {reason(err)}")
+        if not result.missing_target(err, "could not load bucket"):
+            result.critical(f"connection failed: {reason(err)}")
         return result
     try:
         handle = kv.open(bucket)

@@ -259,6 +259,8 @@ def _width(text: str) -> int:
 
 def text(result: Result) -> str:
     out = [f"{result.name}: {result.status.value}", ""]
+    if result.unknown and result.output:  # (jsm.go's human form shows no Output: the reason)
+        out += [result.output]
     detail = [*(("OK", m) for m in result.oks), *(("Warning", m) for m in result.warnings),
               *(("Critical", m) for m in result.criticals)]
     if detail:

@@ -3,8 +3,9 @@ Result): a name, the kind of check, the OK / warning / critical messages and the
 
 The status is derived, never set: CRITICAL when any critical message was recorded, else
 WARNING when any warning was, else OK (jsm.go's ``prepare``). Exit codes are Nagios's: 0 OK,
-1 WARNING, 2 CRITICAL, 3 UNKNOWN; as in natscli, the stream, consumer and KV checks never end
-UNKNOWN: a stream that cannot be loaded, or a server that cannot be reached, is a critical.
+1 WARNING, 2 CRITICAL, 3 UNKNOWN; as in natscli, a stream that cannot be loaded, or a server
+that cannot be reached, is a critical. A check whose target is not there at all (an embedded
+cluster or data directory that does not exist: a typo) is UNKNOWN, as ``dr check`` says it.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class Result:
     # jsm.go's Result ``Output``: a sentence shown in place of the OK messages (a check
     # whose outcome is no OK, such as UNKNOWN when there was nothing to check)
     output: str = ""
+    # nothing to check: the target itself (an embedded cluster, a data directory) is not
+    # there, a typo in a monitoring line rather than an outage (:func:`missing_target`)
+    unknown: bool = False
 
     def ok(self, msg: str) -> None:
         self.oks.append(msg)
@@ -77,7 +81,25 @@ class Result:
             return Status.CRITICAL
         if self.warnings:
             return Status.WARNING
+        if self.unknown:
+            return Status.UNKNOWN
         return Status.OK
+
+    def missing_target(self, err: Exception, what: str) -> bool:
+        """Record ``err`` as UNKNOWN when it says the target the check reads is not there
+        (a cluster of the data directory, or the data directory itself: NotFoundError, with
+        the closest cluster name when one is close), as ``dr check`` does; True when it
+        did. A server that cannot be reached, or an object it does not hold, stays a
+        critical (natscli's checks)."""
+        from ..errors import ApiError, NotFoundError
+
+        if not isinstance(err, NotFoundError) or isinstance(err, ApiError):
+            return False
+        detail = getattr(err, "detail", None)
+        self.unknown = True
+        self.output = f"{what}: {err}" + (f": {detail}" if detail and "did you mean" in detail
+                                          else "")
+        return True
 
     @property
     def exit_code(self) -> int:

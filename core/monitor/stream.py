@@ -60,7 +60,8 @@ def check_stream(open_js: Callable[[], JetStreamAPI], stream: str,
     try:
         info = open_js().stream_info(stream)
     except JetlinkError as err:
-        result.critical(f"could not load info: {reason(err)}")
+        if not result.missing_target(err, "could not load info"):
+            result.critical(f"could not load info: {reason(err)}")
         return result
     try:
         t = StreamThresholds.resolve(flags, info.config.metadata)
