@@ -28,6 +28,7 @@ from jetlink.cli import common, completion, output
 from jetlink.cli.app import App
 from jetlink.cli.options import DURATION, DurationType, ForceOption, JsonOption
 from jetlink.cli.server_check import (
+    _UINT64,
     Format,
     FormatOption,
     NamespaceOption,
@@ -58,11 +59,10 @@ def _span(help: str) -> Any:
 
 
 def _msgs(help: str) -> Any:
-    """A lag threshold: natscli's uint64, as ``server check stream --lag-critical`` (past
-    64 bits refused at parsing: a check's bad command line, UNKNOWN)."""
-    from jetlink.core.numbers import UINT64_MAX
-
-    return typer.Option(metavar="MSGS", help=help, min=0, max=UINT64_MAX, show_default=False)
+    """A lag threshold: natscli's uint64, read as ``server check stream --lag-critical``
+    reads it (base 0, digit separators: ``1000``, ``0x3e8``, ``1_000``; past 64 bits refused
+    at parsing: a check's bad command line, UNKNOWN)."""
+    return typer.Option(metavar="MSGS", help=help, parser=_UINT64, show_default=False)
 
 
 # the thresholds and the topology file of dr check and dr watch (core/dr/readiness.py

@@ -237,6 +237,10 @@ def test_lag_thresholds_from_flags_and_from_metadata(world):
         world("dr", "check", "--lag-warn", "1", "--lag-critical", "3"), 1)
     line = nagios(world("dr", "check", "--lag-critical", "2"), 2)
     assert "Crit:BACKUP@east: Lag 2 " in line
+    # read as server check reads its counts (natscli's uint64: base 0, digit separators)
+    for warn, crit in (("0x1", "0b11"), ("1", "0_3"), ("0o1", "3")):
+        assert "BACKUP@east.lag=2;1;3 " in nagios(
+            world("dr", "check", "--lag-warn", warn, "--lag-critical", crit), 1)
     # the mirror's metadata, as natscli reads it; a flag overrides it (the mirror's stream
     # is edited in place: no replication step runs)
     meta = {"io.nats.monitor.lag-critical": "2", "io.nats.monitor.seen-warn": "1s"}
