@@ -351,6 +351,7 @@ def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int
     first_seq = last_seq = 0
     in_flight = 0  # messages sent without an acknowledgement: maybe stored
     sending = 0  # the chunk being published
+    rolled = 0  # messages of a chunk whose transaction an interrupt rolled back: not stored
 
     def kept(when: str = "") -> str:
         """What the server acknowledged (``when``), and what was sent and may be
@@ -363,6 +364,9 @@ def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int
         if in_flight:
             text += (f"; {output.comma(in_flight)} more were sent without an "
                      "acknowledgement: they may or may not be stored")
+        if rolled:
+            text += (f"; the {output.comma(rolled)} being stored when it stopped were not "
+                     "stored (their transaction was rolled back)")
         return text
 
     try:
@@ -402,9 +406,12 @@ def _publish_stored(app: App, js: Any, message: Callable[[int], Any], count: int
             else:  # one line: the error, then what was kept
                 err.detail = f"{err.detail}; {text}" if err.detail else text
         raise
-    except KeyboardInterrupt:
-        in_flight = in_flight or sending
-        if stored or in_flight:
+    except KeyboardInterrupt as stop:
+        if getattr(stop, "rolled_back", False):  # the engine's chunk: none of it stored
+            rolled = sending
+        else:
+            in_flight = in_flight or sending
+        if stored or in_flight or rolled:
             output.notice(app, f"jetlink: interrupted: {kept()}")
         raise
     return streams

@@ -705,6 +705,31 @@ def test_an_interrupted_count_says_what_was_stored_and_json_prints_it(jl, monkey
         "stored\n")
 
 
+def test_an_interrupt_inside_the_engines_transaction_says_the_chunk_was_not_stored(
+        jl, monkeypatch):
+    """On the embedded engine a chunk is one transaction: Ctrl-C inside it rolls it back,
+    so the chunk being stored is said not stored (not "may or may not be"), and it is not."""
+    from jetlink.core.jetstream import JetStream
+
+    real, calls = JetStream._publish_answer, []
+
+    def interrupted_mid_chunk(self, txn, subject, hdr, data):
+        calls.append(1)
+        if len(calls) == 1500:  # the second chunk's 500th message, inside its transaction
+            raise KeyboardInterrupt
+        return real(self, txn, subject, hdr, data)
+
+    monkeypatch.setattr(JetStream, "_publish_answer", interrupted_mid_chunk)
+    r = jl("pub", "orders.x", "m", "--count", "2500")
+    assert r.exit_code == 130
+    assert r.stderr == (
+        "jetlink: interrupted: 1,000 of 2,500 messages were stored (acknowledged; sequences "
+        "1..1,000); the 1,000 being stored when it stopped were not stored (their transaction "
+        "was rolled back)\n")
+    monkeypatch.undo()
+    assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["last_seq"] == 1000
+
+
 def test_core_publishes_of_a_count_end_with_their_summary(jl):
     r = ok(jl("pub", "--core", "orders.c", "x", "--count", "25"))
     assert r.stdout == "Published 25 messages\n"

@@ -707,10 +707,12 @@ class Cluster:
             try:  # BEGIN inside: a KeyboardInterrupt as it returns must not leave it open
                 conn.execute("BEGIN IMMEDIATE")
                 yield conn
-            except BaseException:
+            except BaseException as exc:
                 if conn.in_transaction:
                     self._undone += conn.total_changes - changes
                     conn.execute("ROLLBACK")
+                    if isinstance(exc, KeyboardInterrupt):  # what it cut short is known gone
+                        exc.rolled_back = True
                 raise
             else:
                 # (one that changed nothing wrote nothing)
