@@ -1584,3 +1584,23 @@ def test_an_empty_src_transform_nats_server_never_starts_is_warned_of(jl):
     assert r.stderr == ""
     ok(jl("replicate"))
     assert doc(jl("stream", "get", "M", "1", "-j"))["subject"] == "all.o.a"
+
+
+def test_validate_counts_the_level_the_server_stores_in_the_metadata(jl, tmp_path):
+    """STREAM.CREATE stores _nats.req.level in the metadata before it checks the size: a
+    metadata 16 bytes under the limit is refused by the server and by `add`; `--validate`
+    (offline) says the same; nothing is created."""
+    cfg = tmp_path / "big.json"
+    cfg.write_text(json.dumps({"name": "X", "subjects": ["x"],
+                               "metadata": {"k": "v" * (131072 - 1 - 15)}}))
+    said = ("jetlink: error: stream metadata exceeds maximum size of 131072 bytes (10052): "
+            "metadata = ")
+    for extra in (["--validate"], []):
+        r = jl("stream", "add", "X", "--config", str(cfg), *extra)
+        assert r.exit_code == 1 and r.stderr.startswith(said), (extra, r.stderr)
+    cfg.write_text(json.dumps({"name": "X", "subjects": ["x"],
+                               "metadata": {"k": "v" * (131072 - 1 - 16)}}))
+    assert ok(jl("stream", "add", "X", "--config", str(cfg), "--validate")).stdout.endswith(
+        "\nConfiguration is a valid Stream matching "
+        "io.nats.jetstream.api.v1.stream_configuration\n")
+    assert "X" not in ok(jl("stream", "ls", "-n")).stdout

@@ -965,7 +965,13 @@ def stream_config_problems(
     while len(errors) < MAX_PROBLEMS:
         try:
             if create:
-                check_create_only(current)
+                # as STREAM.CREATE checks it: with the _nats.req.level the server stores
+                # (its 16 bytes count in the metadata's size); the config returned keeps
+                # the metadata as given
+                probe = current.copy()
+                set_static_metadata(probe, required_api_level(probe))
+                check_create_only(probe)
+                check_stream_config(probe, lookup)
             out = check_stream_config(current, lookup)
             if create:
                 _check_filters_on_add(out)
