@@ -684,8 +684,13 @@ class KeyValue:
     def subject(self, key: str) -> str:
         return self.prefix + validate_key(key)
 
+    def _read_subject(self, key: str) -> str:
+        """A read's subject: a ``_kv`` key (reserved for writes) another client wrote is
+        read (nats.go refuses none)."""
+        return self.prefix + validate_key(key, reserved=False)
+
     def _filter_subject(self, key: str) -> str:
-        return self.prefix + validate_key_filter(key, field="key")
+        return self.prefix + validate_key_filter(key, field="key", reserved=False)
 
     def _patterns(self, filters: Sequence[str]) -> list[str]:
         """The subjects of key filters; none, or an empty key, is the whole bucket (ADR-8:
@@ -850,7 +855,7 @@ class KeyValue:
               ) -> StoredMsg | None:
         try:
             return (js if js is not None else self.js).get_msg(
-                stream or self.stream, last_by_subj=self.subject(key))
+                stream or self.stream, last_by_subj=self._read_subject(key))
         except ApiError as err:
             if err.err_code == 10037:
                 return None
@@ -871,7 +876,7 @@ class KeyValue:
     def get(self, key: str, *, revision: int | None = None) -> Entry:
         """The key's latest value (or the one at ``revision``); 404/10037 ``key not found``
         when it has none or its latest entry is a DEL / PURGE."""
-        subject = self.subject(key)
+        subject = self._read_subject(key)
         js, stream = None, self.stream
         if self.replica is not None:
             mirror, flt = self.replica

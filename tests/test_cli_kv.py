@@ -1202,3 +1202,22 @@ def test_a_clustered_bucket_s_status_lists_its_replicas_as_natscli(capsys):
         "                Replica: n2, current, seen 1ms ago",
         "                Replica: n3, outdated, OFFLINE, not seen, 2 operations behind",
     ]
+
+
+def test_a_reserved_key_another_client_wrote_is_read_but_never_written(jl):
+    """A key starting with _kv (ADR-8: reserved for internal use) written by another client
+    (nats.go refuses none) is listed, read and shown in history; a put or a delete of such
+    a key is refused, nothing written."""
+    ok(jl("kv", "add", "B"))
+    ok(jl("pub", "$KV.B._kvx", "hello", "-J"))
+    assert ok(jl("kv", "keys", "B")).stdout == "_kvx\n"
+    got = doc(jl("kv", "get", "B", "_kvx", "-j"))
+    assert (got["key"], got["revision"]) == ("_kvx", 1)
+    assert [e["key"] for e in doc(jl("kv", "history", "B", "_kvx", "-j"))] == ["_kvx"]
+    before = data_dir_bytes(jl.data)
+    for args in (["put", "B", "_kvx", "x"], ["del", "B", "_kvx", "-f"]):
+        r = jl("kv", *args)
+        assert (r.exit_code, r.stderr) == (1, (
+            'jetlink: error: nats: invalid key "_kvx": keys starting with "_kv" are reserved '
+            "for internal use\n")), args
+    assert data_dir_bytes(jl.data) == before

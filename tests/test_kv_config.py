@@ -112,6 +112,17 @@ def test_invalid_keys(key, rule):
     assert rule in err.description
 
 
+def test_a_reserved_key_is_refused_for_writes_only():
+    """ADR-8 reserves keys starting with _kv for internal use: a write's key is refused,
+    a read's (one another client wrote: nats.go checks none) is not."""
+    assert validate_key("_kvx", reserved=False) == "_kvx"
+    assert validate_key_filter("_kv.>", reserved=False) == "_kv.>"
+    with pytest.raises(ApiError):
+        validate_key_filter("_kv.>")
+    with pytest.raises(ApiError):  # the other rules stay
+        validate_key("_kv..a", reserved=False)
+
+
 @pytest.mark.parametrize("key", [">", "*", "a.*", "a.>", "*.b.>", "NEW.>", "a.*.c", "a/b.*"])
 def test_valid_key_filters(key):
     assert validate_key_filter(key) == key

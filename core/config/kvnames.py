@@ -41,11 +41,12 @@ def validate_bucket_name(name: Any, *, field: str = "bucket") -> str:
     return name
 
 
-def validate_key(key: Any, *, field: str = "key") -> str:
+def validate_key(key: Any, *, field: str = "key", reserved: bool = True) -> str:
     """Return ``key`` if it is a valid KV key (ADR-8 1.0 and nats.go's ``keyValid``), else raise.
 
     ``\\A[-/_=\\.a-zA-Z0-9]+\\z``, not starting or ending with ``.``, no empty token (``..``),
-    and not starting with ``_kv`` (reserved for internal use).
+    and, with ``reserved`` (a write), not starting with ``_kv`` (reserved for internal use:
+    such a key another client wrote, nats.go checks none, is still read).
     """
     if not isinstance(key, str) or not key:
         raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
@@ -55,13 +56,14 @@ def validate_key(key: Any, *, field: str = "key") -> str:
             '"-", "/", "_", "=", "."',
             field=field,
         )
-    _check_key_shape(key, field)
+    _check_key_shape(key, field, reserved)
     return key
 
 
-def validate_key_filter(key: Any, *, field: str = "keys") -> str:
+def validate_key_filter(key: Any, *, field: str = "keys", reserved: bool = True) -> str:
     """A key or a key pattern (for mirrors, aggregates, watchers): ``*`` and a final ``>``
-    allowed as whole tokens, every other token as in a key."""
+    allowed as whole tokens, every other token as in a key (``reserved``: as
+    :func:`validate_key`'s; a read's filter may match ``_kv`` keys)."""
     if not isinstance(key, str) or not key:
         raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
     tokens = key.split(".")
@@ -79,11 +81,11 @@ def validate_key_filter(key: Any, *, field: str = "keys") -> str:
                 '"-", "/", "_", "=", "." and the whole-token wildcards "*" and ">"',
                 field=field,
             )
-    _check_key_shape(key, field)
+    _check_key_shape(key, field, reserved)
     return key
 
 
-def _check_key_shape(key: str, field: str) -> None:
+def _check_key_shape(key: str, field: str, reserved: bool = True) -> None:
     if key[0] == "." or key[-1] == ".":
         raise client_error(
             f'{ERR_INVALID_KEY} {_q(key)}: a key can not start or end with "."', field=field
@@ -93,7 +95,7 @@ def _check_key_shape(key: str, field: str) -> None:
             f'{ERR_INVALID_KEY} {_q(key)}: a key can not contain an empty token ("..")',
             field=field,
         )
-    if key.startswith("_kv"):
+    if reserved and key.startswith("_kv"):
         raise client_error(
             f'{ERR_INVALID_KEY} {_q(key)}: keys starting with "_kv" are reserved for internal use',
             field=field,
