@@ -39,8 +39,16 @@ def has_flag(args: Sequence[str], flags: Sequence[str]) -> bool:
 
 
 def wants_json(args: Sequence[str]) -> bool:
-    """``-j``/``--json`` anywhere before ``--``: even a usage error is then one JSON document."""
-    return has_flag(args, ("-j", "--json"))
+    """``-j``/``--json`` anywhere before ``--``, or a check's ``--format json`` (its other
+    spelling of -j): even a usage error is then one JSON document."""
+    if has_flag(args, ("-j", "--json", "--format=json")):
+        return True
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--":
+            return False
+        if arg == "--format" and args[i + 1] == "json":
+            return True
+    return False
 
 
 def command_error(exc: BaseException, directory: Any,

@@ -309,7 +309,8 @@ def root_page(root: click.Command, ctx: click.Context) -> str:
             'code 400), '
             '{"error": {"error_code", "error_name", "message"}} for a Kafka one '
             '({"error_code", "message"} as a REST endpoint answered it), '
-            '{"error": {"description"}} for a usage error.'
+            '{"error": {"description"}} for a usage error (a check\'s --format json '
+            'counts as -j).'
         ),
     ]
     lines += [".SH OPTIONS", *param_entries(root, ctx)]
@@ -545,7 +546,8 @@ def render_cli_doc() -> str:
         'refused it before any request, e.g. an invalid bucket name: code 400), '
         '`{"error": {"error_code", '
         '"error_name", "message"}}` for a Kafka one (`{"error_code", "message"}` as a REST '
-        'endpoint answered it), `{"error": {"description"}}` for a usage error. '
+        'endpoint answered it), `{"error": {"description"}}` for a usage error (a check\'s '
+        '`--format json` counts as `-j`). '
         f"The same reference is in the man pages: `man -l man/{PROG}.1`.",
         "",
         "## Global options",

@@ -794,5 +794,23 @@ def test_dr_check_s_lag_past_64_bits_is_a_usage_error(capsys, flag):
         run(["dr", "check", flag, str(1 << 64)])
     assert exc.value.code == 3
     assert capsys.readouterr().err.splitlines()[0] == (
-        f"jetlink: error: Invalid value for '{flag}': {1 << 64} is not in the range "
-        f"0<=x<={(1 << 64) - 1}.")
+        f"jetlink: error: Invalid value for '{flag}': '{1 << 64}' is out of range: from 0 "
+        f"to {(1 << 64) - 1:,}")
+
+
+@pytest.mark.parametrize("given", [["-j"], ["--format", "json"], ["--format=json"]])
+@pytest.mark.parametrize("check", [["dr", "check"], ["server", "check", "stream", "--stream",
+                                                     "S"]])
+def test_a_checks_bad_command_line_is_one_json_document_in_either_spelling(capsys, given,
+                                                                           check):
+    """--format json is a check's other spelling of -j: a bad command line is then one
+    JSON document on stdout too, exit 3 (UNKNOWN)."""
+    from jetlink.cli.main import run
+
+    with pytest.raises(SystemExit) as exc:
+        run([*check, *given, "--lag-critcal", "2"])
+    assert exc.value.code == 3
+    out = capsys.readouterr()
+    assert json.loads(out.out)["error"]["description"].startswith(
+        "No such option: --lag-critcal (Possible options: --lag-critical"), out
+    assert out.err == ""
