@@ -1007,6 +1007,9 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
     except KeyboardInterrupt:  # outside a command (Typer maps it to 130 inside one)
         sys.exit(ExitCode.INTERRUPTED)
     except ClickException as exc:  # bad command line: exit 2 (click's own exit code)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group alone: its help, as click
+            print(exc.format_message(), file=sys.stderr)  # shows it (no error line)
+            sys.exit(exc.exit_code)
         if wants_json(args) and exc.exit_code == ExitCode.USAGE:
             from jetlink.cli.output import print_json
 

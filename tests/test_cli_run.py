@@ -560,3 +560,19 @@ def test_a_64_bit_range_is_checked_and_named_but_not_printed_in_the_help(jl):
     cfg = doc(jl("stream", "add", "U", "--subjects", "u.>", "--defaults", "--max-msgs",
                  "9223372036854775807", "-j"))["config"]
     assert cfg["max_msgs"] == 9223372036854775807
+
+
+@pytest.mark.parametrize("words", [[], ["stream"], ["dr"]])
+def test_a_group_alone_shows_its_help_not_an_error(capsys, words):
+    """A group without its command (``jetlink stream``) prints its help on stderr as click
+    shows it, no "jetlink: error:" line in front, exit 2 (nothing was run)."""
+    from jetlink.cli.main import run
+
+    with pytest.raises(SystemExit) as exc:
+        run(words)
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith(f"Usage: jetlink {' '.join(words) + ' ' if words else ''}"
+                              "[OPTIONS] COMMAND [ARGS]...\n"), out.err
+    assert "Commands:" in out.err and "jetlink: error" not in out.err
