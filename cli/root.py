@@ -750,16 +750,35 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
 app = build_app()
 
 
-def _show_click_error(exc: Any) -> None:
+def _show_click_error(exc: Any, command: Any = None, args: Sequence[str] = ()) -> None:
     """A bad command line in jetlink's one error format (``jetlink: error: ...``, as every
-    other error), then where to look: ``Try 'jetlink stream view -h' for help.``"""
+    other error), then where to look: ``Try 'jetlink stream view -h' for help.`` (for an
+    error raised without the command's context, an option missing its value, the command
+    the line names)."""
     from jetlink.cli.output import format_error
     from jetlink.core.errors import UsageError
 
     print(format_error(UsageError(clipped_message(exc))), file=sys.stderr)
     ctx = getattr(exc, "ctx", None)
-    if ctx is not None:
-        print(f"Try '{ctx.command_path} -h' for help.", file=sys.stderr)
+    path = ctx.command_path if ctx is not None else _command_path(command, args)
+    if path:
+        print(f"Try '{path} -h' for help.", file=sys.stderr)
+
+
+def _command_path(command: Any, args: Sequence[str]) -> str:
+    """``jetlink dr watch`` for a line naming that command (its words that are commands,
+    aliases resolved as the groups resolve them); "" when it names none."""
+    if command is None:
+        return ""
+    path, cur = [PROG], command
+    ctx = command.context_class(command, info_name=PROG)
+    for word in command_words(command, args):
+        sub = cur.get_command(ctx, word) if hasattr(cur, "get_command") else None
+        if sub is None:
+            break
+        path.append(word)
+        ctx, cur = sub.context_class(sub, parent=ctx, info_name=word), sub
+    return " ".join(path) if len(path) > 1 else ""
 
 
 def clipped_message(exc: Any) -> str:
@@ -1015,7 +1034,7 @@ def run_app(args: list[str], root: typer.Typer | None = None) -> None:
 
             print_json(UsageError(clipped_message(exc)).to_dict())
         else:
-            _show_click_error(exc)
+            _show_click_error(exc, command, args)
         path = str(getattr(getattr(exc, "ctx", None), "command_path", "") or "")
         words = path.split()[1:]
         if len(words) < 2:  # an error raised without the command's context (an option

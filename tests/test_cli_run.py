@@ -576,3 +576,15 @@ def test_a_group_alone_shows_its_help_not_an_error(capsys, words):
     assert out.err.startswith(f"Usage: jetlink {' '.join(words) + ' ' if words else ''}"
                               "[OPTIONS] COMMAND [ARGS]...\n"), out.err
     assert "Commands:" in out.err and "jetlink: error" not in out.err
+
+
+def test_an_option_missing_its_value_says_where_to_look(capsys):
+    """Click raises "requires an argument" without the command's context: the help line
+    names the command the line names all the same."""
+    from jetlink.cli.main import run
+
+    with pytest.raises(SystemExit) as exc:
+        run(["dr", "watch", "--from"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == ("jetlink: error: Option '--from' requires an argument.\n"
+                                       "Try 'jetlink dr watch -h' for help.\n")
