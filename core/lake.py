@@ -972,6 +972,7 @@ def _dataset(path: str):
     LakeError naming the file, the column and both types, before a row is read); the
     files' page checksums are verified as they are read (files written without them read
     as before)."""
+    import pyarrow as pa
     import pyarrow.dataset as ds
     from pyarrow import fs as pafs
 
@@ -1011,7 +1012,10 @@ def _dataset(path: str):
                 problem = _column_problem(name, physical.field(name).type)
                 if problem is not None:
                     raise LakeError(f"{frag.path}: {problem}")
-    return fragments, dataset.schema
+    # a dictionary-encoded column is read as its values (the scanner decodes it)
+    schema = pa.schema([f.with_type(f.type.value_type) if pt.is_dictionary(f.type) else f
+                        for f in dataset.schema])
+    return fragments, schema
 
 
 _LAKE_TYPES = {n: t for n, t, _null in COLUMNS}
@@ -1020,13 +1024,15 @@ _LAKE_TYPES = {n: t for n, t, _null in COLUMNS}
 def _column_problem(name: str, kind: Any) -> str | None:
     """Why a column ``name`` of type ``kind`` (pyarrow) cannot be read as the lake schema's
     (COLUMNS): integer columns take integers (``ts`` a timestamp too), string columns
-    strings, binary columns bytes or strings; a column of nulls only goes anywhere.
-    None: it can."""
+    strings, binary columns bytes or strings (dictionary-encoded or not, as Spark reads
+    them); a column of nulls only goes anywhere. None: it can."""
     import pyarrow.types as pt
 
     want = _LAKE_TYPES[name]
     if pt.is_null(kind):
         return None
+    if pt.is_dictionary(kind):  # (a dictionary-encoded column: its values are the rows')
+        kind = kind.value_type
     strings = (pt.is_string(kind) or pt.is_large_string(kind)
                or getattr(pt, "is_string_view", lambda _k: False)(kind))
     if want in ("int32", "int64"):

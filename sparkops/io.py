@@ -463,9 +463,10 @@ def dataset_rows(df: Any, path: str) -> int:
     return int(df.count())
 
 
-# The lake columns a dataset must have for its rows to be messages (the others may be all
-# null: a stream's key and partition, a topic's subject)
-LAKE_REQUIRED = ("seq", "ts", "data")
+# The lake columns a dataset must have: every one, as `stream import` requires them
+# (core/lake.py NAMES; a column may be all null: a stream's key and partition, a topic's
+# subject, but a dataset without one is not of the lake schema)
+LAKE_REQUIRED = lake.NAMES
 
 
 class LakeColumnsError(Exception):
@@ -473,7 +474,7 @@ class LakeColumnsError(Exception):
     after the dataset's address)."""
 
 
-def read_lake(spark: Any, path: str, *, stream: bool = True) -> Any:
+def read_lake(spark: Any, path: str) -> Any:
     """The rows of the dataset at ``path`` in the lake schema, its columns checked first
     (raises LakeColumnsError: no Parquet data files at all, columns missing (read with the
     lake schema they would be nulls: a job would write empty messages), a data file of 0
@@ -501,7 +502,7 @@ def read_lake(spark: Any, path: str, *, stream: bool = True) -> Any:
                                    f"({first})") from None
         return read_parquet(spark, path)  # (damaged files: the job's read says what it found)
     found = {f.name: f.dataType for f in schema.fields}
-    missing = [n for n in (*LAKE_REQUIRED, *(("subject",) if stream else ())) if n not in found]
+    missing = [n for n in LAKE_REQUIRED if n not in found]
     if missing:
         raise LakeColumnsError(
             f"is not a dataset of the lake schema: no {', '.join(missing)} column"

@@ -232,7 +232,7 @@ def _read(runner: Any, addr: io.Address) -> tuple[str, Any]:
     if empty:
         return kind, io.read_parquet(runner.spark, addr.path)
     try:  # (an empty or foreign directory is not "0 messages": say so)
-        return kind, io.read_lake(runner.spark, addr.path, stream=kind != "topic")
+        return kind, io.read_lake(runner.spark, addr.path)
     except io.LakeColumnsError as e:
         raise SparkJobError(f"{addr} {e}") from None
 

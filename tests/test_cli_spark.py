@@ -599,8 +599,20 @@ def test_a_dataset_that_is_not_of_the_lake_schema_is_refused(jl):
     shutil.copy(real / "_jetlink.json", other / "_jetlink.json")  # a metadata file alone
     r = jl("spark", "mirror", f"parquet:{other}", "store:M")
     assert (r.exit_code, r.stderr) == (1, (
-        f"jetlink: error: parquet:{other} is not a dataset of the lake schema: no seq, ts, "
-        "data, subject columns (jetlink stream export writes one)\n"))
+        f"jetlink: error: parquet:{other} is not a dataset of the lake schema: no stream, "
+        "partition, seq, subject, key, ts, headers, data columns (jetlink stream export "
+        "writes one)\n"))
+    assert "M" not in doc(jl("stream", "ls", "-a", "-j"))
+    # one lake column missing (here headers): refused as stream import refuses it, not
+    # mirrored as if the messages had none
+    table = pq.read_table(real)
+    (jl.tmp / "noheaders").mkdir()
+    pq.write_table(table.drop_columns(["headers"]), jl.tmp / "noheaders" / "part-0.parquet")
+    shutil.copy(real / "_jetlink.json", jl.tmp / "noheaders" / "_jetlink.json")
+    for args in (["spark", "mirror", f"parquet:{jl.tmp / 'noheaders'}", "store:M"],
+                 ["stream", "import", "M", f"parquet:{jl.tmp / 'noheaders'}"]):
+        r = jl(*args)
+        assert r.exit_code == 1 and "headers" in r.stderr, (args, r.stderr)
     assert "M" not in doc(jl("stream", "ls", "-a", "-j"))
     # seq of another type than an integer (another tool's): named before a job reads it
     typed = jl.tmp / "typed"
