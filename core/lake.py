@@ -1323,6 +1323,10 @@ def import_stream(js, name: str, path: str, *, txn_rows: int = 100_000,
 # but only when the stream still ends there with that message (:func:`_resume_after`):
 # anything else stored in between would take a dataset row's sequence.
 IMPORT_MARK = "lake.import."
+# beside an import's mark while it runs: the creation time of the stream it created from a
+# sealed stream's dataset (created unsealed, sealed once its rows are in: a resumed run
+# seals it too)
+SEAL_MARK = ".seal"
 
 
 def _import_mark(path: str, fragments: Any, meta: dict[str, Any] | None) -> str:
@@ -1437,6 +1441,7 @@ def _done(created_ns: int, mark: str) -> str:
 
 
 def _mark_done(txn: Any, name: str, key: str, mark: str) -> None:
+    txn.conn.execute("DELETE FROM meta WHERE key = ?", (key + SEAL_MARK,))
     d = txn.catalog.by_name.get(name)
     if d is None:
         txn.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
@@ -1503,11 +1508,16 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
             # an import of this dataset cut short: continue where it stopped
             after = _resume_after(js, name, path, js.cluster.meta_get(key), mark, info)
         created_ns = info.created_ns
+        # a sealed stream's dataset an import cut short created this stream from: sealed
+        # once its rows are in, as the first run would have
+        seal = js.cluster.meta_get(key + SEAL_MARK) == str(created_ns)
     else:
         seal = _create_from_meta(js, name, _meta_config(meta, name, path), path)
         created = True
         info = js.stream_info(name)
         created_ns = info.created_ns
+        if seal:
+            js.cluster.meta_set(key + SEAL_MARK, str(created_ns))
     try:
         _refuse_rows_first(fragments, schema, info.config, name)
     except LakeError:

@@ -782,6 +782,34 @@ def test_cli_an_interrupted_import_or_export_prints_its_one_document(jl, cli_clo
         "left": "an incomplete dataset"})
 
 
+def test_a_resumed_import_of_a_sealed_streams_dataset_seals_the_stream_it_created(
+        other, tmp_path):
+    """The first run created the stream unsealed from a sealed stream's dataset and was
+    cut short: the same import run again stores the rest, then seals it (as the first run
+    would have); a stream the user made and an import filled is not sealed."""
+    meta = {"kind": "stream", "name": "S",
+            "config": {"name": "S", "subjects": ["s.>"], "sealed": True},
+            "state": {"messages": 4, "first_seq": 1, "last_seq": 4}}
+    path = write_dataset(tmp_path / "lake", rows([1, 2, 3, 4]), meta=meta)
+
+    def stop(_n):
+        raise KeyboardInterrupt
+
+    with pytest.raises(lake.LakeInterrupted):
+        lake.import_stream(other, "S", path, txn_rows=2, on_rows=stop)
+    assert not other.stream_info("S").config.sealed
+    lake.import_stream(other, "S", path, txn_rows=2)
+    assert [m[0] for m in msgs(other, "S")] == [1, 2, 3, 4]
+    assert other.stream_info("S").config.sealed
+    assert other.cluster.meta_get(lake.IMPORT_MARK + "S" + lake.SEAL_MARK) is None
+    other.add_stream({"name": "MINE", "subjects": ["m.>"]})
+    lake.import_stream(other, "MINE", write_dataset(
+        tmp_path / "mine", rows([1, 2], stream="MINE", subject="m.a"), meta={
+            **meta, "name": "MINE", "config": {"name": "MINE", "subjects": ["m.>"],
+                                               "sealed": True}}))
+    assert not other.stream_info("MINE").config.sealed
+
+
 def test_a_sealed_streams_export_imports_into_a_new_sealed_stream(js, clock, other, tmp_path):
     """A create can not be sealed (10052): the import creates the stream unsealed from the
     dataset's config, stores the rows, then seals it, as the origin was."""
