@@ -194,7 +194,23 @@ def fence(
                        f"{'' if len(todo) == 1 else 's'} of {', '.join(plan.regions)} "
                        f"({names}): they take no writes until failback --switch",
                        force=force, action=f"fence {names}")
-    report = plan.preview() if dry_run else plan.carry_out()
+    if dry_run:
+        report = plan.preview()
+    else:
+        fenced: list[Any] = []
+        try:
+            report = plan.carry_out(fenced.append)
+        except KeyboardInterrupt:
+            said = ", ".join(f"{i.name}@{i.region}" for i in fenced) or "none"
+            output.notice(app, f"jetlink: interrupted: {len(fenced)} of {len(todo)} old "
+                               f"origin{'' if len(todo) == 1 else 's'} fenced ({said}); run "
+                               "the same command again to fence the rest")
+            raise
+        # every old origin fenced: an interrupt now would only cut the report short, and a
+        # script must not read a finished fence as an interrupted one (exit 130)
+        from jetlink.core.interrupts import ignored_from_now
+
+        ignored_from_now()
     app.emit(report.to_json(), human=_render_fence)
     if report.not_fenced:
         _not_fenced(app, report.not_fenced)
@@ -603,7 +619,8 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
         with output.progress(app, f"{action.capitalize()} of {', '.join(plan.regions)}",
                              len(todo)) as bar:
             def on_event(o: Any) -> None:
-                bar.advance(1)
+                if o in todo:  # (a skipped object's fence given back has a line, no step)
+                    bar.advance(1)
                 if lines:
                     output.line(app, _object_line(o.to_json(), action))
 

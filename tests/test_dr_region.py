@@ -678,6 +678,17 @@ def test_skipping_an_object_whose_origin_the_stopped_run_fenced_unfences_it(regi
     ok(west(region, "pub", "orders.after", "x"))
 
 
+def test_the_report_lines_say_a_skipped_objects_origin_unfenced(region, monkeypatch):
+    """The same re-run in human form, not on a terminal (a line per object as it ends): the
+    skipped object's line says what was done, not only the plan's "to be unfenced"."""
+    ok(region("cluster", "up", "west"))
+    assert _interrupt_after_the_fence(region, monkeypatch, "ORDERS_EAST").exit_code == 130
+    r = ok(east(region, "dr", "failover", "--from", "west", "--fence", "--skip",
+                "ORDERS_EAST", "-f"))
+    said = [line for line in r.stdout.splitlines() if "ORDERS@west unfenced" in line]
+    assert len(said) == 1 and "it takes its writes again" in said[0], r.stdout
+
+
 def test_fence_of_a_region_that_does_not_answer_warns_and_exits_0(region):
     """--fence with the region down (the outage itself): the failover is done and the old
     origins are fenced when they answer (dr fence, dr watch --fence-on-return): a warning
@@ -1523,3 +1534,44 @@ def test_an_interrupt_of_a_large_region_names_the_first_few_objects_ended(capsys
         "S4@east and 23 more); 1 under way (stream S28@east: its failover may have "
         "finished); run the same command again to finish it (its journal keeps where it "
         "stopped)\n")
+
+
+def test_an_interrupted_fence_says_what_it_fenced_and_a_finished_one_exits_0(region,
+                                                                            monkeypatch):
+    """Ctrl-C while dr fence fences: exit 130 and one line saying which old origins are
+    fenced (the same command run again fences the rest); Ctrl-C once every one is fenced
+    only cuts the report short: exit 0, as a finished failover's."""
+    import os
+    import signal
+
+    from jetlink.cli import dr as cli_dr
+    from jetlink.core.dr import fence as F
+
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    real, calls = F.fence_item, []
+
+    def second_interrupted(item):
+        calls.append(item)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(item)
+
+    monkeypatch.setattr(F, "fence_item", second_interrupted)
+    r = east(region, "dr", "fence", "--from", "west", "-f")
+    assert r.exit_code == 130
+    first = f"{calls[0].name}@{calls[0].region}"
+    assert r.stderr.splitlines()[-1] == (
+        f"jetlink: interrupted: 1 of 3 old origins fenced ({first}); run the same command "
+        "again to fence the rest")
+    monkeypatch.setattr(F, "fence_item", real)
+    render = cli_dr._render_fence
+
+    def interrupted_then_rendered(app, d):
+        os.kill(os.getpid(), signal.SIGINT)
+        return render(app, d)
+
+    monkeypatch.setattr(cli_dr, "_render_fence", interrupted_then_rendered)
+    r = east(region, "dr", "fence", "--from", "west", "-f")
+    assert r.exit_code == 0, r.output
+    assert "fenced" in r.stdout

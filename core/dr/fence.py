@@ -33,7 +33,7 @@ One implementation over core/dr/rules.py's ``Site`` (``origin``, ``side``) and t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -641,9 +641,13 @@ class FencePlan:
     def preview(self) -> FenceReport:
         return FenceReport(self.regions, self.sides, self.items, True)
 
-    def carry_out(self) -> FenceReport:
+    def carry_out(self, on_fenced: Callable[[Any], None] | None = None) -> FenceReport:
+        """Fence every old origin of the plan, in order; ``on_fenced(item)`` after each
+        (what an interrupted run says it fenced)."""
         for item in self.to_fence:
             fence_item(item)
+            if on_fenced is not None:
+                on_fenced(item)
         return FenceReport(self.regions, self.sides, self.items, False)
 
 

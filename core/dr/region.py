@@ -617,6 +617,8 @@ class RegionPlan:
                 said = self._unfence(o)  # (the plan said it is to be: now, what was done)
                 o.detail = o.detail.split("; its origin ")[0] + said
                 self._mark(o)
+                if on_event is not None:  # (its line, with what was done)
+                    on_event(o)
         if not self.todo:
             if self.run_options.get("fence"):  # a re-run with --fence fences (again: a no-op
                 report.fence = self._fence()   # for what is fenced already)
