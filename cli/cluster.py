@@ -230,11 +230,13 @@ def render_clusters(app: App, docs: list[dict[str, Any]]) -> None:
 
 
 def _status(doc: dict[str, Any]) -> str:
-    """A cluster's Status column: up, down, DAMAGED (its database cannot be used), or
-    UNREADABLE (this process may not read its file: its permissions, no damage)."""
+    """A cluster's Status column: up, down, DAMAGED (its database cannot be used),
+    UNREADABLE (this process may not read its file: its permissions, no damage) or NEWER
+    (a newer jetlink wrote it: upgrade jetlink)."""
     error = doc.get("error")
     if error:
-        return "UNREADABLE" if str(error).startswith("cannot read ") else "DAMAGED"
+        return ("UNREADABLE" if str(error).startswith("cannot read ") else
+                "NEWER" if "written by a newer jetlink" in str(error) else "DAMAGED")
     return "down" if doc.get("down") else "up"
 
 
@@ -389,22 +391,31 @@ def check(
             if r.ok:
                 output.line(a, f"Cluster {r.name}: ok")
             else:
-                output.line(a, f"Cluster {r.name}: DAMAGED ({r.path})")
+                state = "NEWER" if r.newer is not None else "DAMAGED"
+                output.line(a, f"Cluster {r.name}: {state} ({r.path})")
                 for p in r.problems:
                     output.line(a, f"  {p}")
-                if not r.repairable:
+                if not r.repairable and r.newer is None:
                     output.line(a, f"  {R.unrepairable(r.name, r.path)}")
 
     app.emit(doc, human=human)
-    bad = [r.name for r in reports if not r.ok]
+    bad = [r.name for r in reports if not r.ok and r.newer is None]
+    newer = [r.name for r in reports if r.newer is not None]
+    if newer:
+        output.notice(app, f"jetlink: {len(newer)} cluster database"
+                      f"{'s' if len(newer) > 1 else ''} written by a newer jetlink "
+                      f"({', '.join(newer)}): upgrade jetlink to use "
+                      f"{'them' if len(newer) > 1 else 'it'}")
     if bad:
-        from jetlink.core.store.health import DamagedError
-
         fixable = [r.name for r in reports if not r.ok and r.repairable]
         hint = "" if repair or not fixable else (
-            f": restore from a backup or run 'jetlink cluster check {fixable[0]} --repair'")
+            f": restore from a backup or run 'jetlink cluster check {' '.join(fixable)} "
+            "--repair'")
         output.notice(app, f"jetlink: {len(bad)} damaged cluster database"
                       f"{'s' if len(bad) > 1 else ''}{hint}")
+    if bad or newer:
+        from jetlink.core.store.health import DamagedError
+
         raise typer.Exit(DamagedError.exit_code)
 
 

@@ -48,12 +48,17 @@ class CheckReport:
     # False when nothing in the file can be read (emptied, its header overwritten, not a
     # file): a repair would copy nothing; restore it or remove the cluster
     repairable: bool = True
+    # the schema version of a sound file a newer jetlink wrote (this one can not use it:
+    # not damaged, never repaired: upgrade jetlink)
+    newer: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "path": self.path, "ok": self.ok,
                                "problems": self.problems}
         if not self.ok:
             out["repairable"] = self.repairable
+        if self.newer is not None:
+            out["schema_version"] = self.newer
         return out
 
 
@@ -96,9 +101,34 @@ def check(dd: DataDir, names: list[str] | None = None) -> list[CheckReport]:
         path = dd.cluster_path(name)
         problems = integrity(path)
         problem = health.file_problem(path) if problems else None
+        newer = None if problems else _newer_schema(path)
+        if newer is not None:
+            out.append(CheckReport(name, str(path), False, [
+                f"schema version {newer}, written by a newer jetlink; this version reads up "
+                f"to {SCHEMA_VERSION}: upgrade jetlink (the file is sound: nothing to "
+                "repair)"], repairable=False, newer=newer))
+            continue
         out.append(CheckReport(name, str(path), not problems, problems,
                                repairable=not (problem and health.unreadable(problem))))
     return out
+
+
+def _newer_schema(path: Path) -> int | None:
+    """The schema version of the sound database at ``path`` when a newer jetlink wrote it
+    (above SCHEMA_VERSION: every verb refuses it), else None (read only)."""
+    from .store.datadir import connect_reading
+
+    try:
+        conn = connect_reading(path)
+    except sqlite3.Error:
+        return None
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return version if version > SCHEMA_VERSION else None
 
 
 # -- repair ----------------------------------------------------------------------------------

@@ -220,6 +220,20 @@ def test_repair_goes_on_past_a_file_nothing_can_be_read_of(jl):
     assert (jl.data / "a.db").stat().st_size == 0
 
 
+def test_the_repair_hint_names_every_repairable_cluster(jl):
+    """Two damaged clusters a repair can help: the hint's one command names both."""
+    _seed(jl)
+    ok(jl("cluster", "add", "b"))
+    ok(jl("--cluster", "b", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"))
+    for s in ("a", "b", "c"):
+        ok(jl("--cluster", "b", "pub", f"orders.{s}", "--count", "1500", PAYLOAD))
+    damage_msgs_leaf(_db(jl))
+    damage_msgs_leaf(jl.data / "b.db")
+    r = jl("cluster", "check")
+    assert r.stderr == ("jetlink: 2 damaged cluster databases: restore from a backup or run "
+                        "'jetlink cluster check b local --repair'\n"), r.stderr
+
+
 def test_only_changed_files_are_checked_again(jl, monkeypatch):
     """The quick check before a write runs when the files are not as jetlink left them."""
     ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))

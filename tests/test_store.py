@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import stat
 
 import pytest
+from helpers import data_dir_bytes
 
 from jetlink.core.clock import (
     ManualClock,
@@ -214,6 +216,21 @@ def test_a_database_of_a_newer_jetlink_is_refused(jl):
     r = jl("stream", "ls")
     assert r.exit_code == 1 and "written by a newer jetlink" in r.stderr
     assert "Traceback" not in r.output and r.stdout == ""
+    # cluster ls and cluster check agree with the verbs: NEWER, not damaged, never repaired
+    before = data_dir_bytes(jl.data)
+    r = jl("cluster", "ls")
+    assert "NEWER" in r.stdout and "DAMAGED" not in r.stdout, r.stdout
+    r = jl("cluster", "check", "--repair")
+    assert (r.exit_code, r.stdout) == (1, (
+        f"Cluster local: NEWER ({jl.data / 'local.db'})\n"
+        f"  schema version {SCHEMA_VERSION + 1}, written by a newer jetlink; this version "
+        f"reads up to {SCHEMA_VERSION}: upgrade jetlink (the file is sound: nothing to "
+        "repair)\n"))
+    assert r.stderr == ("jetlink: 1 cluster database written by a newer jetlink (local): "
+                        "upgrade jetlink to use it\n")
+    assert json.loads(jl("cluster", "check", "-j").stdout)[0]["schema_version"] == \
+        SCHEMA_VERSION + 1
+    assert data_dir_bytes(jl.data) == before
 
 
 def test_component_schema_applied_once(dd):

@@ -535,7 +535,9 @@ class Dashboard(App[None]):
             for c in snap.clusters:
                 if self._wanted(c.name, c.name):
                     # (no kind: its database could not be read, as cluster ls says it)
-                    state = (Text("DAMAGED", style="bold red") if c.damaged
+                    state = (Text("NEWER", style="bold red") if c.damaged and c.error
+                             and "written by a newer jetlink" in c.error
+                             else Text("DAMAGED", style="bold red") if c.damaged
                              else Text("no answer", style="bold red") if not c.answers
                              else Text("down", style="bold red") if c.down else Text("up"))
                     # a cluster that could not be read has no counts: "-", never 0
