@@ -467,8 +467,9 @@ def test_bench_pub(monkeypatch):
         )
     )
     bench = json.loads(result.stdout)
-    assert (bench["messages"], bench["bytes"]) == (200, 3200)
+    assert (bench["messages"], bench["bytes"], bench["runs"]) == (200, 3200, 3)
     assert {"seconds", "msgs_per_sec", "mb_per_sec", "raw_rows_per_sec", "ratio"} <= set(bench)
+    assert len(bench["ratios"]) == 3 and bench["ratio"] == sorted(bench["ratios"])[1]
     human = ok(runner.invoke(app, ["bench", "pub", "--count", "100"], prog_name="jetlink"))
     assert human.stdout.startswith("messages:")
     assert "msgs_per_sec:" in human.stdout
@@ -478,6 +479,26 @@ def test_bench_pub(monkeypatch):
     assert (spread["subjects"], spread["batch"], spread["stream_messages"]) == (7, 40, 300)
     bad = runner.invoke(app, ["bench", "pub", "--subjects", "0"], prog_name="jetlink")
     assert bad.exit_code == 2 and "--subjects" in bad.stderr
+
+
+def test_bench_pub_alternates_the_side_that_goes_first_and_checks_counts(monkeypatch):
+    """Run by run the side that goes first alternates (engine, raw, engine...); a run whose
+    stream did not take every message fails rather than print a ratio of unequal work."""
+    from jetlink.core.bench import engine
+    from jetlink.core.jetstream import JetStream
+
+    firsts, real = [], engine._pub_run
+
+    def recorded(*args, raw_first, **kwargs):
+        firsts.append(raw_first)
+        return real(*args, raw_first=raw_first, **kwargs)
+
+    monkeypatch.setattr(engine, "_pub_run", recorded)
+    engine.bench_pub(50, 8, batch=10, subjects=5, runs=3)
+    assert firsts == [False, True, False]
+    monkeypatch.setattr(JetStream, "publish_batch", lambda self, msgs: [])  # stores nothing
+    with pytest.raises(AssertionError, match="not 50 each"):
+        engine.bench_pub(50, 8, batch=10, subjects=5, runs=1)
 
 
 def _ignoring_sigint() -> None:
