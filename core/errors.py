@@ -207,6 +207,7 @@ NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     "AtomicPublishInvalidBatchID": (400, 10179, "atomic publish batch ID is invalid"),
     "AtomicPublishTooLargeBatch": (400, 10199, "atomic publish batch is too large: {size}"),
     "AtomicPublishInvalidBatchCommit": (400, 10200, "atomic publish batch commit is invalid"),
+    "RequiredApiLevel": (412, 10185, "JetStream minimum api level required"),
     "AtomicPublishContainsDuplicateMessage": (
         400, 10201, "atomic publish batch contains duplicate message id"),
     "AtomicPublishTooManyInflight": (429, 10210, "atomic publish too many inflight"),

@@ -287,6 +287,10 @@ class JetStream:
                 from .streamstore import fastbatch  # the server's deleteFastBatches
 
                 fastbatch.drop_stream(txn, old.id)
+            if old.cfg.allow_atomic and not final.allow_atomic:
+                from .streamstore import batches  # the server's deleteAtomicBatches
+
+                batches.drop_stream(txn, old.id)
             txn.conn.execute("UPDATE streams SET config = ? WHERE id = ?",
                              (_config_doc(final), old.id))
             S.bump_config_gen(txn.conn, old.id)

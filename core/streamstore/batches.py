@@ -57,6 +57,32 @@ if TYPE_CHECKING:  # pragma: no cover
 BATCH_ID = "Nats-Batch-Id"
 BATCH_SEQ = "Nats-Batch-Sequence"
 BATCH_COMMIT = "Nats-Batch-Commit"
+REQUIRED_API_LEVEL = "Nats-Required-Api-Level"
+
+
+def batch_id_too_long(batch_id: str) -> bool:
+    """The server's ``len(batchId) > 64``: Go's length of a string is its bytes."""
+    return len(batch_id) > MAX_BATCH_ID or (
+        not batch_id.isascii() and len(batch_id.encode("utf-8", "surrogatepass")) > MAX_BATCH_ID)
+
+
+def required_level(hdr: bytes | None, fv: dict[str, str]) -> tuple[bool, bytes | None]:
+    """A batch message's ``Nats-Required-Api-Level`` (jetstream_versioning.go
+    ``errorOnRequiredApiLevel``): (refused, the header block without it). Refused when its
+    value is no integer (Go's strconv.Atoi) or above the API level this server speaks; the
+    header is removed either way, as the server removes it before staging."""
+    if hdr is None or REQUIRED_API_LEVEL not in fv:
+        return False, hdr
+    from ..config.validate import API_LEVEL
+    from ..numbers import IntTextError, parse_int
+
+    try:
+        level = parse_int(fv[REQUIRED_API_LEVEL])  # (Go's int: 64 bits)
+    except IntTextError:
+        return True, hdr
+    if level > API_LEVEL:
+        return True, hdr
+    return False, H.remove_header(hdr, REQUIRED_API_LEVEL)
 
 # The server's defaults (stream.go: streamDefaultMaxBatchTimeout, ...MaxAtomicBatchSize,
 # ...MaxAtomicBatchInflightPerStream, ...MaxAtomicBatchInflightTotal).
@@ -158,7 +184,7 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
     if fv is None:
         fv = H.first_values(hdr)
     batch_id = fv.get(BATCH_ID, "")
-    if len(batch_id) > MAX_BATCH_ID:
+    if batch_id_too_long(batch_id):
         return nats_error("AtomicPublishInvalidBatchID")
     seq = go_parse_uint64(fv.get(BATCH_SEQ))
     if seq is None:
@@ -178,6 +204,14 @@ def publish(st: StreamTxn, subject: str, hdr: bytes, data: bytes,
     if commit and not eob and commit_hdr != "1":
         _cleanup(st, batch_id)
         return nats_error("AtomicPublishInvalidBatchCommit")
+    # the required API level can have the batch abandoned; the header is removed always
+    refused, stripped = required_level(hdr, fv)
+    if refused:
+        _cleanup(st, batch_id)
+        return nats_error("RequiredApiLevel")
+    if stripped is not hdr:
+        hdr = stripped or b""
+        fv = H.first_values(hdr) if hdr else {}
     if b.last + 1 != seq or (seq == 1 and eob):
         _cleanup(st, batch_id)
         return nats_error("AtomicPublishIncompleteBatch")

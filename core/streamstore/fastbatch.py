@@ -47,11 +47,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .. import headers as H
 from ..errors import ApiError, nats_error
 from ..messages import PubAck
 from ..numbers import go_parse_int64 as _parse_int64
 from ..numbers import go_parse_uint64 as _parse_uint64
-from .batches import BATCH_TIMEOUT_NS, MAX_BATCH_ID
+from .batches import BATCH_TIMEOUT_NS, batch_id_too_long, required_level
 from .staging import SAVE_FAST_SQL, FastBatch
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -244,7 +245,7 @@ class _Processor:
             return refuse(nats_error("BatchPublishDisabled"))
         if not isinstance(fb, FastBatchReply):
             return refuse(nats_error("BatchPublishInvalidPattern"))
-        if len(fb.id) > MAX_BATCH_ID:
+        if batch_id_too_long(fb.id):
             return refuse(nats_error("BatchPublishInvalidBatchID"))
         if txn.cache.get(_EXPIRED) != txn.now:  # the cleanup timers, once per transaction
             ensure_table()
@@ -253,7 +254,7 @@ class _Processor:
             txn.cache[_EXPIRED] = txn.now
         b = st._fast.get(fb.id)
         if b is not None:
-            return self._message(b, subject, fb, hdr, data, can_respond)
+            return self._leveled(b, subject, fb, hdr, data, can_respond, refuse)
         row = self.conn.execute(
             "SELECT lseq, pseq, fseq, sseq, ack_msgs, max_ack, gap_ok FROM fast_batches "
             "WHERE stream_id = ? AND batch_id = ?", (self.sid, fb.id)).fetchone()
@@ -272,7 +273,18 @@ class _Processor:
             lseq, pseq, fseq, sseq, ack, max_ack, gap_ok = row
             b = FastBatch(fb.id, lseq, pseq, fseq, sseq, ack, max_ack, bool(gap_ok))
         st._fast[fb.id] = b
-        return self._message(b, subject, fb, hdr, data, can_respond)
+        return self._leveled(b, subject, fb, hdr, data, can_respond, refuse)
+
+    def _leveled(self, b: FastBatch, subject: str, fb: FastBatchReply, hdr: bytes | None,
+                 data: bytes, can_respond: bool,
+                 refuse: Callable[[ApiError], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The required API level can have the batch abandoned; the header is removed
+        always (the server's check after it found or made the batch)."""
+        refused, stripped = required_level(hdr, H.first_values(hdr) if hdr else {})
+        if refused:
+            self._cleanup(b)
+            return refuse(nats_error("RequiredApiLevel"))
+        return self._message(b, subject, fb, stripped or None, data, can_respond)
 
     def _message(self, b: FastBatch, subject: str, fb: FastBatchReply, hdr: bytes | None,
                  data: bytes, can_respond: bool) -> list[dict[str, Any]]:

@@ -123,12 +123,37 @@ def load_location(fv: dict[str, str]) -> tuple[tzinfo | None, ApiError | None]:
         return None, nats_error("MessageSchedulesTimeZoneInvalid")
     if name == "UTC":
         return UTC, None
+    if name == "Local":  # Go's time.LoadLocation("Local"): the server's own zone
+        return _local_zone(), None
     try:
         from zoneinfo import ZoneInfo
 
         return ZoneInfo(name), None
     except (ValueError, OSError, KeyError):  # ZoneInfoNotFoundError is a KeyError
         return None, nats_error("MessageSchedulesTimeZoneInvalid")
+
+
+def _local_zone() -> tzinfo:
+    """Go's ``time.Local`` (zoneinfo_unix.go ``initLocal``): TZ unset, /etc/localtime; TZ
+    empty, UTC; else the zone TZ names (a leading ':' dropped; a path read as a zone file);
+    UTC when it can not be loaded."""
+    import os
+    from zoneinfo import ZoneInfo
+
+    tz = os.environ.get("TZ")
+    try:
+        if tz is None:
+            with open("/etc/localtime", "rb") as f:
+                return ZoneInfo.from_file(f)
+        tz = tz[1:] if tz.startswith(":") else tz
+        if not tz or tz == "UTC":
+            return UTC
+        if tz.startswith("/"):
+            with open(tz, "rb") as f:
+                return ZoneInfo.from_file(f)
+        return ZoneInfo(tz)
+    except (ValueError, OSError, KeyError):
+        return UTC
 
 
 _RFC3339 = re.compile(

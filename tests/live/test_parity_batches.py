@@ -101,6 +101,25 @@ SCRIPT: list[str] = [
     f"pub ar.a x {_b('r3', 1)} -H Nats-Rollup:ALL -j",
     f"pub ar.b x {_b('r3', 2, '1')} -H Nats-Rollup:sub -j",
     "stream info AR -j",
+    # Nats-Required-Api-Level (errorOnRequiredApiLevel): above this server's level, or no
+    # integer, abandons the batch (10185); one it speaks is removed before staging
+    f"pub at.v x {_b('v1', 1, '1')} -H Nats-Required-Api-Level:99 -j",
+    f"pub at.v x {_b('v2', 1)} -H Nats-Required-Api-Level:abc -j",
+    f"pub at.v x {_b('v2', 2, '1')} -j",
+    f"pub at.v x {_b('v3', 1, '1')} -H Nats-Required-Api-Level:1 -j",
+    "stream get AT --last-for at.v -j",
+    "pub at.w 'w' --atomic --count 2 -H Nats-Required-Api-Level:99 -j",
+    # a batch id's 64 is bytes (Go's len): 33 two-byte characters are too long (10179)
+    f"pub at.u x {_b('ü' * 33, 1, '1')} -j",
+    f"pub at.u x {_b('ü' * 32, 1, '1')} -j",
+    # a stream that stops allowing atomic publish drops the batches in flight
+    # (deleteAtomicBatches): allowed again, their next message finds none (10176)
+    "stream add AD --subjects ad.> --allow-batch --defaults -j",
+    f"pub ad.a one {_b('u1', 1)} -j",
+    "stream edit AD --no-allow-batch -f -j",
+    "stream edit AD --allow-batch -f -j",
+    f"pub ad.a two {_b('u1', 2, '1')} -j",
+    "stream info AD -j",
 ]
 
 def _run(prefix: list[str], where: str, clustered: bool = False) -> list[dict[str, Any]]:

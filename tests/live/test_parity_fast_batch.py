@@ -113,6 +113,14 @@ SCRIPT: list[str] = [
     "pub fb.m x --fast --count 2 -H Nats-Expected-Last-Msg-Id:nope --batch-id m1 -j",
     "stream info FB -j",
     "stream view FB --since 1 -j",
+    # Nats-Required-Api-Level: above this server's level abandons the batch (10185); one it
+    # speaks is removed before the message is stored
+    "pub fb.v x --fast --count 2 -H Nats-Required-Api-Level:99 --batch-id v1 -j",
+    "pub fb.v x --fast --count 2 -H Nats-Required-Api-Level:1 --batch-id v2 -j",
+    "stream get FB --last-for fb.v -j",
+    # a batch id's 64 is bytes (Go's len): 33 two-byte characters are too long (10207)
+    f"pub fb.a x --fast --batch-id {'ü' * 33} -j",
+    "stream info FB -j",
 ]
 
 def _run(prefix: list[str], where: str) -> list[dict[str, Any]]:

@@ -64,6 +64,8 @@ SCRIPT: list[str] = [
     "pub s.a x -H Nats-Schedule-Next:purge -H 'Nats-Scheduler:s.*' -j",
     f"pub s.a x -H 'Nats-Schedule:0 0 9 * * *' {TARGET} "
     "-H Nats-Schedule-Time-Zone:Mars/Olympus -j",
+    # Go's time.LoadLocation takes "Local": the server's own zone
+    f"pub s.a x -H 'Nats-Schedule:0 0 9 * * *' {TARGET} -H Nats-Schedule-Time-Zone:Local -j",
     f"pub s.a x -H 'Nats-Schedule:{{at:60}}' {TARGET} "
     "-H Nats-Schedule-Time-Zone:Europe/Amsterdam -j",
     "pub off.a x -H 'Nats-Schedule:{at:60}' -H Nats-Schedule-Target:off.t -j",
