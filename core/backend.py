@@ -51,6 +51,15 @@ class Backend(ABC):
     parallel: int = 1
 
     @abstractmethod
+    def addressing(self, cluster: str) -> str:
+        """The global options a ``jetlink`` command line gives to act where this backend
+        acts on ``cluster`` (an equivalent command shown to a user)."""
+
+    @abstractmethod
+    def place(self, cluster: str) -> str:
+        """Where ``cluster`` is, in words (``cluster east``; a live server: its URL)."""
+
+    @abstractmethod
     def jetstream(self, cluster: str | None = None) -> JetStreamAPI:
         """The JetStream API of ``cluster`` (embedded: a cluster of the data directory,
         default the addressed one; live: the server's own domain, ``cluster`` ignored)."""
@@ -150,6 +159,12 @@ class EmbeddedBackend(Backend):
     dashboard's step action is that step)."""
 
     replicates = True
+
+    def addressing(self, cluster: str) -> str:
+        return f"--cluster {cluster}"
+
+    def place(self, cluster: str) -> str:
+        return f"cluster {cluster}"
 
     def __init__(self, path: Path, cluster: str, clock: Callable[[], Clock], *,
                  create: bool | Callable[[], bool] = True,
@@ -283,6 +298,15 @@ class LiveBackend(Backend):
 
     replicates = False
     parallel = 8
+
+    def addressing(self, cluster: str) -> str:
+        t = self.target
+        return f"-s {t.shown_url}" + (f" --js-domain {t.js_domain}" if t.js_domain else
+                                      f" --js-api-prefix {t.js_api_prefix}"
+                                      if t.js_api_prefix else "")
+
+    def place(self, cluster: str) -> str:
+        return f"the server {self.label}"
 
     def __init__(self, target: Any, *, on_connect: Callable[[], Any] | None = None) -> None:
         self.target = target

@@ -753,3 +753,22 @@ def test_a_list_page_with_missing_names_goes_on_after_them():
                                  missing)
     assert [i["config"]["name"] for i in items] == ["A", "B", "C", "F", "G"]
     assert (missing, asked) == (["D", "E"], [0, 5])
+
+
+def test_a_backend_says_how_a_command_line_reaches_where_it_acts(tmp_path):
+    """An equivalent command a user is shown (the dashboard's dialogs): the embedded
+    engine's cluster by --cluster, a live server by -s URL (its JetStream domain with it),
+    never a URL given to --cluster; where it is, in words."""
+    from jetlink.core.backend import EmbeddedBackend, LiveBackend
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.live.target import ServerTarget
+
+    live = LiveBackend(ServerTarget(("nats://127.0.0.1:4222",), origin="test"))
+    assert live.addressing("local") == "-s nats://127.0.0.1:4222"
+    assert live.place("local") == "the server nats://127.0.0.1:4222"
+    hub = LiveBackend(ServerTarget(("nats://127.0.0.1:4222",), origin="test",
+                                   js_domain="hub"))
+    assert hub.addressing("local") == "-s nats://127.0.0.1:4222 --js-domain hub"
+    embedded = EmbeddedBackend(tmp_path, "east", ManualClock)
+    assert (embedded.addressing("east"), embedded.place("east")) == ("--cluster east",
+                                                                      "cluster east")

@@ -64,6 +64,8 @@ class Source:
         # jetlink's replication runs here (s, f); a live server replicates by itself
         self.replicates = unopened.replicates
         self.label = unopened.label
+        self.addressing = unopened.addressing  # (an equivalent command's global options)
+        self.place = unopened.place
         self.answered: Any = None  # a live server's last snapshot (shown while it is silent)
 
     def open(self, clock: Clock, *, step: bool = True, create: bool = True,

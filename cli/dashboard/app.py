@@ -1039,8 +1039,8 @@ class Dashboard(App[None]):
             self._confirm(
                 f"Purge stream {_at(item.name, item.cluster)}?",
                 [f"All {item.messages:,} messages ({output.ibytes(item.bytes)}) are removed; "
-                 "the sequences go on.", f"Equivalent: jetlink --cluster {item.cluster} "
-                 f"stream purge {item.name} -f"],
+                 "the sequences go on.", f"Equivalent: jetlink "
+                 f"{self.source.addressing(item.cluster)} stream purge {item.name} -f"],
                 "Purge", actions.purge_stream(item.cluster, item.name))
 
     def action_step(self) -> None:
@@ -1126,7 +1126,8 @@ class Dashboard(App[None]):
         names = {c.name for c in self.snapshot.clusters} if self.snapshot else set()
         subject, cluster = feed_target(text, self.feed_cluster, names, self.source.replicates)
         self.feed_subject = subject
-        log.write(Text(f"Subscribing on {subject} in cluster {cluster}", style="dim"))
+        log.write(Text(f"Subscribing on {subject} in {self.source.place(cluster)}",
+                       style="dim"))
         self._feed(subject, cluster)
 
     @work(thread=True, group="feed", exit_on_error=False)

@@ -179,7 +179,7 @@ def test_the_feed_shows_what_is_published_on_the_live_server(live):
         return texts(), status(dash)
 
     lines, said = drive(dash, steps)
-    assert lines[0] == "Subscribing on orders.> in cluster local"
+    assert lines[0] == f"Subscribing on orders.> in the server {live.url}"
     assert lines[1] == "[#1] orders.z hi there", lines
     assert "error" not in said
 
