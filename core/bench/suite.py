@@ -178,7 +178,8 @@ def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
             except (KeyError, IndexError, TypeError, ValueError) as exc:
                 row["note"] = f"figure not in the document ({exc!r})"
             else:
-                row["measured"] = round(value, 3)
+                row["measured"] = round(value, 3) if abs(value) >= 0.001 or not value \
+                    else float(f"{value:.4g}")  # (a sub-millisecond figure kept)
                 row["met"] = bool(g.met(value))
         out.append(row)
     return out
