@@ -264,10 +264,16 @@ def pub(
         if core:
             output.line(app, f"Published {output.comma(count)} messages")
         else:
+            first, last = results[0]["seq"], results[-1]["seq"]
+            # one stream, a span wider than the count: other publishes were stored between
+            # these (their sequences are not all this command's)
+            mixed = len(streams) == 1 and last - first + 1 > count
             output.line(
                 app,
                 f"Stored {output.comma(count)} messages in Stream: {', '.join(sorted(streams))} "
-                f"Sequences: {output.comma(results[0]['seq'])}..{output.comma(results[-1]['seq'])}",
+                f"Sequences: {output.comma(first)}..{output.comma(last)}"
+                + (" (first and last: other publishes were stored between them)"
+                   if mixed else ""),
             )
 
 

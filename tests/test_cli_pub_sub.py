@@ -751,6 +751,27 @@ def test_an_interrupt_inside_the_engines_transaction_says_the_chunk_was_not_stor
     assert doc(jl("stream", "info", "ORDERS", "-j"))["state"]["last_seq"] == 1000
 
 
+def test_a_count_interleaved_with_another_publisher_says_its_span_is_shared(jl,
+                                                                           monkeypatch):
+    """Another publisher storing between the chunks: the summary's sequences are the first
+    and last of this command's, said so (not all between are its own)."""
+    import jetlink.cli.pub as pub
+
+    real = pub._publish
+
+    def interleaved(js, msgs):
+        js.publish("orders.other", b"x")
+        return real(js, msgs)
+
+    monkeypatch.setattr(pub, "_publish", interleaved)
+    r = ok(jl("pub", "orders.x", "m", "--count", "2500"))
+    assert r.stdout == ("Stored 2,500 messages in Stream: ORDERS Sequences: 2..2,503 (first "
+                        "and last: other publishes were stored between them)\n")
+    monkeypatch.undo()
+    r = ok(jl("pub", "orders.x", "m", "--count", "2500"))
+    assert r.stdout == "Stored 2,500 messages in Stream: ORDERS Sequences: 2,504..5,003\n"
+
+
 def test_core_publishes_of_a_count_end_with_their_summary(jl):
     r = ok(jl("pub", "--core", "orders.c", "x", "--count", "25"))
     assert r.stdout == "Published 25 messages\n"
