@@ -900,6 +900,24 @@ def test_a_damaged_cluster_is_shown_damaged_with_its_document(demo):
     assert drive(app, steps) == ((False, False), True)
 
 
+def test_an_actions_outcome_shows_while_a_problem_lasts(demo):
+    """A lasting problem (a cluster that cannot be read) stays on the status line, and the
+    outcome of an action taken meanwhile (a replication step) shows after it."""
+    path, _clock = demo
+    (path / "junk.db").write_bytes(b"garbage, not SQLite\n" * 10)
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        return status(app)
+
+    line = drive(app, steps)
+    assert "failover readiness: could not read cluster junk" in line, line
+    assert "Replication step:" in line, line
+
+
 def test_command_refuses_without_a_terminal(jl):
     result = jl("dashboard")
     assert result.exit_code == 1

@@ -650,9 +650,9 @@ class Dashboard(App[None]):
             parts.append(f"updated {when:%H:%M:%S}Z")
         if self.following:
             parts.append(f"following: {self.followed:,} copied")
-        if self.problem:
-            parts.append(self.problem)
-        elif self.message:
+        if self.problem:  # a lasting problem, then what the last action did (its outcome
+            parts.append(self.problem)  # stays in view while the problem lasts)
+        if self.message:
             parts.append(self.message)
         # one line: a long data directory path gives way (its start) to the state after it,
         # then the last part (the message or problem) its middle, so its end stays in view
