@@ -314,6 +314,16 @@ def clusters(ctx: typer.Context, incomplete: str) -> list[str]:
         return []
 
 
+def contexts(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The jetlink contexts (core/contexts.py), for --context and the context verbs."""
+    try:
+        from jetlink.core.contexts import ContextStore
+
+        return [n for n in ContextStore().names() if n.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - a completion never fails the shell
+        return []
+
+
 def benchmarks(ctx: typer.Context, incomplete: str) -> list[str]:
     """The benchmarks ``bench all --only / --skip`` take."""
     from jetlink.core.bench.suite import BENCHES

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jetlink.cli import output
+from jetlink.cli import completion, output
 from jetlink.cli.app import ENV_CLUSTER, ENV_CONTEXT, ENV_DATA_DIR, App
 from jetlink.cli.common import usage
 from jetlink.cli.options import ENV_REST_URL, TIMEOUT, JsonOption, force_option
@@ -42,6 +42,9 @@ OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"), (ENV_REST_URL
              *((ENV[target], key) for key, target in JETLINK_KEYS.items() if target in ENV))
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).")]
+# an existing context's name (select, rm, show...): offered by the shell's completion
+ExistingArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).",
+                                            autocompletion=completion.contexts)]
 
 
 def _store() -> ContextStore:
@@ -433,7 +436,7 @@ def render_contexts(app: App, docs: list[dict[str, Any]]) -> None:
 
 
 @context_app.command("select")
-def select(ctx: typer.Context, name: NameArg, json_output: JsonOption = False) -> None:
+def select(ctx: typer.Context, name: ExistingArg, json_output: JsonOption = False) -> None:
     """Select the context in force by default.
 
     Writes its name to <config>/context.txt. JETLINK_CONTEXT and the global option
@@ -458,7 +461,7 @@ def show(
             metavar="[NAME]",
             help="Context name (default: the one in force: --context, JETLINK_CONTEXT or "
             "the selected one).",
-            show_default=False,
+            show_default=False, autocompletion=completion.contexts,
         ),
     ] = None,
     json_output: JsonOption = False,
@@ -521,7 +524,7 @@ def info(
     name: Annotated[
         str | None,
         typer.Argument(metavar="[NAME]", help="Context name (default: the one in force).",
-                       show_default=False),
+                       show_default=False, autocompletion=completion.contexts),
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -558,7 +561,7 @@ def render_context(app: App, doc: dict[str, Any]) -> None:
 @context_app.command("rm")
 def rm(
     ctx: typer.Context,
-    name: NameArg,
+    name: ExistingArg,
     force: Annotated[bool, force_option("Remove")] = False,
     json_output: JsonOption = False,
 ) -> None:

@@ -61,6 +61,12 @@ def _complete_clusters(ctx: typer.Context, incomplete: str) -> list[str]:
     return clusters(ctx, incomplete)
 
 
+def _complete_contexts(ctx: typer.Context, incomplete: str) -> list[str]:
+    from jetlink.cli.completion import contexts
+
+    return contexts(ctx, incomplete)
+
+
 # The commands of the root, in help order: name -> (module cli/<module>.py, the one-line
 # help `jetlink --help` shows). A module is imported only when its command runs (or its own
 # help is asked for), so start-up does not grow with the number of commands. The module's
@@ -590,6 +596,7 @@ def _root(
             show_default="the selected context",
             help="Context giving the data directory and cluster when neither their option "
             "nor their environment variable does (jetlink context).",
+            autocompletion=_complete_contexts,
         ),
     ] = None,
     server: Annotated[

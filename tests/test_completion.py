@@ -150,3 +150,23 @@ def test_the_context_in_force_gives_the_data_directory_and_cluster(data, tmp_pat
     assert (got.stdout.split(), got.stderr) == ([], "")
     assert complete("jetlink --context w stream info ").stdout.split() == [
         "KV_CONFIG2", "WEST_ONLY"]
+
+
+def test_context_names_complete(tmp_path):
+    """--context and the context verbs that take an existing context offer their names."""
+    cfg = tmp_path / "config"
+    env = {"XDG_CONFIG_HOME": str(cfg)}
+    for name in ("dev", "prod", "prod2"):
+        assert _subprocess(["context", "add", name], env=env).returncode == 0
+
+    def complete(line):
+        words = line.split(" ")
+        return _subprocess([], env={**env, "_JETLINK_COMPLETE": "complete_bash",
+                                    "COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)})
+
+    assert complete("jetlink --context ").stdout.split() == ["dev", "prod", "prod2"]
+    assert complete("jetlink context select p").stdout.split() == ["prod", "prod2"]
+    assert complete("jetlink context rm d").stdout.split() == ["dev"]
+    assert complete("jetlink context show ").stdout.split() == ["dev", "prod", "prod2"]
+    got = complete("jetlink context select ")
+    assert got.stderr == ""
