@@ -651,15 +651,17 @@ def _kafka_add(app: App, store: Any, plan: list[list[Any]]) -> None:
     """AclCommand.addAcls: per resource, "Adding ACLs for resource `R`: " and every ACL the
     command line asks for (one that exists is created again: nothing changes), then
     nothing more (the tool no longer lists the resource's ACLs after a change)."""
-    created: list[Any] = []
-    for wanted in plan:
-        created += store.add(wanted)
-        if app.json or not wanted:
-            continue
-        output.lines(app, _acl_block(f"Adding ACLs for resource `{wanted[0].pattern()}`",
-                                     list(dict.fromkeys(wanted))))  # (a set: once each)
+    # every resource's ACLs in one change before anything is printed: a reader that goes
+    # away (`| head -1`) cuts the report short, never the change (the tool, whose
+    # PrintStream swallows a broken pipe, creates them all too)
+    created: list[Any] = store.add([b for wanted in plan for b in wanted])
     if app.json:
         output.print_json(_doc(created))
+        return
+    for wanted in plan:
+        if wanted:
+            output.lines(app, _acl_block(f"Adding ACLs for resource `{wanted[0].pattern()}`",
+                                         list(dict.fromkeys(wanted))))  # (a set: once each)
 
 
 def _acl_block(head: str, bindings: list[Any]) -> list[str]:

@@ -627,3 +627,25 @@ def test_acls_ls_and_rm_take_add_s_prefixed(kw):
     assert [d["pattern_type"] for d in gone["data"]] == ["PREFIXED"]
     assert [d["pattern_type"] for d in doc(kw("acls", "ls", "--topic", "ord", "-j"))["data"]] \
         == ["LITERAL"]
+
+
+def test_a_reader_going_away_cuts_the_report_short_never_the_change(kw):
+    """`kafka-acls --add ... | head -1`: the reader closes the pipe after the first line;
+    every resource's ACLs are created all the same (the tool's PrintStream swallows the
+    broken pipe and goes on), none half."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    jetlink = str(Path(sys.executable).with_name("jetlink"))
+    principals = [a for i in range(400) for a in ("--allow-principal", f"User:u{i}")]
+    cmd = [jetlink, "--data-dir", str(kw.data), "--cluster", "kw", "kafka-acls", "--add",
+           *principals, "--operation", "Read", "--topic", "A1", "--topic", "B1"]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # as head -1 does
+        proc.wait(timeout=120)
+    listed = doc(kw("acls", "ls", "-j"))["data"]
+    per_topic = {t: sum(1 for b in listed if b["resource_name"] == t) for t in ("A1", "B1")}
+    assert per_topic == {"A1": 400, "B1": 400}, per_topic
