@@ -198,7 +198,8 @@ def set_offsets(
     ] = None,
     export: Annotated[
         bool, typer.Option("--export", help="Print the new offsets as CSV "
-                           "(topic,partition,offset), for --from-file.")
+                           "(topic,partition,offset), for --from-file; with --dry-run (the "
+                           "plan alone) or --execute.")
     ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the new offsets without writing them.")
@@ -238,6 +239,12 @@ def set_offsets(
                     + (f" (given: {', '.join(chosen)})" if chosen else ""))
     if export and json_output:
         raise usage("--export prints the new offsets as CSV, --json as JSON: give one")
+    if export and not (dry_run or execute):
+        # kafka-consumer-groups makes a plan file with --export and no --execute (a dry
+        # run there); this verb writes unless --dry-run: neither is guessed
+        raise usage("--export: give --dry-run to write only the plan (as "
+                    "kafka-consumer-groups --export does without --execute), or --execute "
+                    "to reset the offsets and print them (nothing was reset)")
     scope = _reset_scope(topic, all_topics, partition, from_file is not None)
     plan = _reset_plan(from_file, group) if from_file is not None else None
     to_time_ms = None

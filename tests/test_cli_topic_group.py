@@ -731,8 +731,16 @@ def test_set_offsets_of_several_topics_all_topics_and_a_plan_round_trip(jl, engi
         "g                              b                              0          0",
         "g                              b                              2          2"]
     plan = jl.tmp / "plan.csv"
+    # --export without --dry-run or --execute: kafka-consumer-groups' plan-making line is a
+    # dry run, this verb's default writes: refused, nothing reset
+    r = jl("group", "set-offsets", "g", "--all-topics", "--to-offset", "1", "--export")
+    assert (r.exit_code, r.stderr) == (2, (
+        "jetlink: error: --export: give --dry-run to write only the plan (as "
+        "kafka-consumer-groups --export does without --execute), or --execute to reset the "
+        "offsets and print them (nothing was reset)\n"))
+    assert engine.committed("g") == {("a", 0): 4, ("b", 2): 1}
     plan.write_text(ok(jl("group", "set-offsets", "g", "--all-topics", "--to-offset", "1",
-                          "--export")).stdout)
+                          "--export", "--execute")).stdout)
     assert engine.committed("g") == {("a", 0): 1, ("b", 2): 1}
     engine.commit("g", {("a", 0): 3, ("b", 2): 0})
     plan.write_text("a,0,1\r\nb,2,9\r\n\n")  # a file written on Windows: CRLF
