@@ -176,6 +176,11 @@ def create(
     if partitions < 1:
         raise usage(f"invalid value for --partitions: {partitions}: The partitions must be "
                     "greater than 0")
+    # the tool checks the configs itself (TopicCommand: LogConfig.validate) before it asks
+    # the broker: a bad one is refused whether the topic exists or not
+    from jetlink.core.kafka.topic_configs import validate_topic_configs
+
+    validate_topic_configs(configs)
     kafka = open_kafka(app, principal)
     with _unless(app, topic, "TOPIC_ALREADY_EXISTS", if_not_exists,
                  "exists already: left as it is (--if-not-exists)") as skipped:
@@ -277,7 +282,7 @@ def describe(ctx: typer.Context, topic: TopicArg, principal: PrincipalOption = N
     enforces ACLs: DESCRIBE and DESCRIBE_CONFIGS on the topic (kafka-topics asks for its
     configs too). With --json the topic (configs set, partitions with log_start_offset,
     log_end_offset, size_bytes). --if-exists: a topic that does not exist is no error
-    (nothing printed, exit 0; with --json null).
+    (nothing on stdout, one line on stderr saying so, exit 0; with --json null).
     """
     app = App.of(ctx)
     kafka = open_kafka(app, principal)

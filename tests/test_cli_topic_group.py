@@ -307,6 +307,13 @@ def test_if_exists_and_if_not_exists_as_kafka_topics(jl):
     assert doc(jl("topic", "create", "o", "--if-not-exists", "-j"))["partitions_count"] == 2
     r = jl("topic", "create", "o")
     assert r.exit_code == 1 and "Topic 'o' already exists" in r.stderr
+    # the tool checks the configs before it asks the broker (TopicCommand: LogConfig.validate):
+    # a bad one is refused, the topic there or not, --if-not-exists or not
+    for extra in ([], ["--if-not-exists"]):
+        r = jl("topic", "create", "o", "--config", "message.timestamp.type=boom", *extra)
+        assert (r.exit_code, r.stderr) == (1, (
+            "jetlink: error: Invalid value boom for configuration message.timestamp.type: "
+            "String must be one of: CreateTime, LogAppendTime (INVALID_CONFIG 40)\n")), extra
     for args, said in ((["alter", "nope", "--partitions", "3"], "nothing altered"),
                        (["describe", "nope"], "does not exist (--if-exists)"),
                        (["rm", "nope", "-f"], "nothing deleted")):
