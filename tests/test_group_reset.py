@@ -30,6 +30,17 @@ def test_a_plan_of_groups_gives_each_group_its_lines(plan, other):
     assert reset_plan("\n".join(lines), "g", "f") == plan
 
 
+@pytest.mark.parametrize(("text", "plan"), [
+    ('"t",0,3\n', {("t", 0): 3}),
+    ('"t","0","3"\n', {("t", 0): 3}),
+    ('g,"t",1,4\nh,"t",1,5\n', {("t", 1): 4}),
+    ('"a""b",0,1\n', {('a"b', 0): 1}),
+])
+def test_quoted_fields_are_read_as_the_tools_csv_reader_reads_them(text, plan):
+    """The tool reads --from-file with Jackson's CSV reader: a quoted field is its text."""
+    assert reset_plan(text, "g", "f") == plan
+
+
 @given(TOPIC, st.lists(st.integers(0, INT32_MAX), min_size=1, max_size=5))
 def test_a_topic_with_partitions_is_those_partitions(topic, partitions):
     text = f"{topic}:{','.join(map(str, partitions))}"

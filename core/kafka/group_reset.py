@@ -79,7 +79,17 @@ def reset_plan(text: str, group: str, where: str) -> dict[tuple[str, int], int]:
     if not lines:
         raise JetlinkError(f"{where}: no reset plan: the file holds no line (expected "
                            "topic,partition,offset per line)", field="from_file")
-    width = lines[0][1].count(",") + 1
+    import csv
+
+    def cells_of(line: str) -> list[str]:
+        # the tool reads the file with Jackson's CSV reader: a quoted field is its text
+        # ("t" is t, "a,b" one field, "" inside quotes a quote)
+        try:
+            return next(csv.reader([line], strict=True))
+        except csv.Error:
+            return line.split(",")
+
+    width = len(cells_of(lines[0][1]))
     if width not in (3, 4):
         n, line = lines[0]
         raise JetlinkError(f"{where}: line {n} {line[:80]!r} is neither "
@@ -87,7 +97,7 @@ def reset_plan(text: str, group: str, where: str) -> dict[tuple[str, int], int]:
                            field="from_file")
     plan: dict[tuple[str, int], int] = {}
     for n, line in lines:
-        cells = line.split(",")
+        cells = cells_of(line)
         if len(cells) != width:
             form = "topic,partition,offset" if width == 3 else "group,topic,partition,offset"
             raise JetlinkError(f"{where}: line {n} {line[:80]!r} is not {form} (the form of "
