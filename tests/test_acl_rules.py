@@ -154,7 +154,7 @@ def test_filters(flt, expected):
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"principal": "alice"}, "principal 'alice' is not TYPE:NAME (e.g. User:alice, or User:* "
                              "for every user)"),
-    ({"principal": "User:"}, "principal 'User:' is not TYPE:NAME"),
+    ({"principal": "User"}, "principal 'User' is not TYPE:NAME"),
     ({"operation": "Reed"}, "operation 'Reed' is not one of ALL, READ, WRITE"),
     ({"resource_type": "QUEUE"}, "resource type 'QUEUE' is not one of TOPIC, GROUP"),
     ({"name": "x" * 100_000}, "resource name of 100000 characters: at most 32767 (a Kafka "
@@ -169,6 +169,21 @@ def test_hostile_bindings_are_one_clear_line(kwargs, message):
         AclBinding.make(**{**base, **kwargs})
     assert str(err.value).startswith(message)
     assert "\n" not in str(err.value)
+
+
+def test_a_principal_with_an_empty_part_is_taken_and_warned_of():
+    """SecurityUtils.parseKafkaPrincipal splits at the first ':' and takes empty parts:
+    so does jetlink, with a warning that the ACL matches no client."""
+    from jetlink.core.kafka.acls import binding_warnings
+
+    base = {"resource_type": "TOPIC", "name": "foo", "pattern_type": "LITERAL",
+            "host": "*", "operation": "Read", "permission": "Allow"}
+    for principal, part in (("User:", "name"), (":alice", "type")):
+        b = AclBinding.make(**base, principal=principal)
+        assert b.principal == principal
+        assert binding_warnings([b]) == [
+            f"principal {principal!r} has an empty {part}: Kafka takes it, but no client "
+            "authenticates as it, so this ACL matches no client"]
 
 
 def test_kafka_tool_spellings_are_read():

@@ -172,11 +172,13 @@ def permission_of(value: str, *, filter_: bool = False) -> str:
 
 
 def parse_principal(value: str, *, field: str = "principal") -> str:
-    """``User:alice`` as given (Kafka's KafkaPrincipal: ``TYPE:NAME``, both non-empty);
-    UsageError naming the rule otherwise."""
+    """``User:alice`` as given (Kafka's SecurityUtils.parseKafkaPrincipal: ``TYPE:NAME``,
+    split at the first ``:``; either part may be empty, as Kafka takes it, and
+    :func:`binding_warnings` says such a principal matches no client); UsageError naming
+    the rule otherwise."""
     text = _utf8(value or "", "principal", field)
-    kind, sep, name = text.partition(":")
-    if not sep or not kind or not name:
+    _kind, sep, _name = text.partition(":")
+    if not sep:
         if field == "super_users":
             raise UsageError(f"super user {_shown(text)} is not TYPE:NAME (e.g. User:admin)",
                              field=field)
@@ -204,7 +206,13 @@ def binding_warnings(bindings: Iterable[Any]) -> list[str]:
     address not as Java writes a client's (``::1``: :func:`client_address`)."""
     out: list[str] = []
     for b in bindings:
-        kind = b.principal.partition(":")[0]
+        kind, _sep, name = b.principal.partition(":")
+        if not kind or not name:
+            said = (f"principal {b.principal!r} has an empty "
+                    f"{'type' if not kind else 'name'}: Kafka takes it, but no client "
+                    "authenticates as it, so this ACL matches no client")
+            if said not in out:
+                out.append(said)
         right = next((t for t in _PRINCIPAL_TYPES if t.lower() == kind.lower()), None)
         if right is not None and kind != right:
             said = (f"principal {b.principal!r} has the type {kind!r}: Kafka's is {right!r} "
