@@ -256,11 +256,14 @@ def set_offsets(
         # a time an int64 of milliseconds holds (a duration of millions of years: the log's
         # start or end, as the tool's offsetsForTimes answers it)
         to_time_ms = max(-(2**63) + 1, min(2**63 - 1, (now_ns() - ago) // 1_000_000))
-    rows = open_kafka(app, principal).set_offsets(
+    kafka = open_kafka(app, principal)
+    rows = kafka.set_offsets(
         group, scope, to_offset=to_offset, to_earliest=to_earliest,
         to_latest=to_latest, to_current=to_current, shift_by=shift_by,
         to_time_ms=to_time_ms, plan=plan, dry_run=dry_run,
     )
+    if to_time_ms is not None and rows:
+        _no_record_at_that_time(app, kafka, rows)
     # ConsumerGroupCommand's range check: a target outside the log is clamped to its end or
     # start, with a warning naming both
     from jetlink.core.kafka.group_reset import shifted_offset
@@ -342,6 +345,25 @@ def _reset_scope(topics: list[str] | None, all_topics: bool, partition: int | No
         return [item for text in topics for item in parse_topic_scope(text)]
     except JetlinkError as err:
         raise usage(f"invalid value for --topic: {err.description}") from None
+
+
+def _no_record_at_that_time(app: App, kafka: Any, rows: list[Any]) -> None:
+    """The tool's warning for a partition with no record at or after the time asked
+    (ListOffsets by time answers none): its offset is the log end (getLogTimestampOffsets:
+    "Warn: Partition P from topic T is empty. Falling back to latest known offset.")."""
+    from jetlink.core.errors import JetlinkError
+
+    ends: dict[str, dict[int, int]] = {}
+    for t, p, _old, new in rows:
+        if t not in ends:
+            try:  # (the reset is done: a topic the principal may not describe says nothing)
+                ends[t] = {pi.partition: pi.log_end
+                           for pi in kafka.describe_topic(t).partitions}
+            except JetlinkError:
+                ends[t] = {}
+        if ends[t].get(p) == new:
+            output.notice(app, f"Warn: Partition {p} from topic {t} is empty. Falling back "
+                               "to latest known offset.")
 
 
 def _reset_plan(path: Path, group: str) -> dict[tuple[str, int], int]:

@@ -668,6 +668,14 @@ def test_set_offsets_by_shift_current_and_time(jl, engine, cli_clock):
     assert reset("--by-duration", "PT5S") == [5]
     assert reset("--by-duration", "PT4,5S") == [5]  # (Duration.parse: ',' as '.')
     assert reset("--by-duration", "-PT1H") == [10]  # (a time to come: the log end)
+    # ... with the tool's warning (getLogTimestampOffsets: no record at or after that time)
+    r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--by-duration",
+              "-PT1H", "--dry-run"))
+    assert r.stderr == ("Warn: Partition 0 from topic orders is empty. Falling back to latest "
+                        "known offset.\n")
+    r = ok(jl("group", "set-offsets", "billing", "--topic", "orders", "--by-duration", "PT5S",
+              "--dry-run"))
+    assert r.stderr == ""
     assert reset("--by-duration", "P1D") == [0]
     assert reset("--by-duration", "1h") == [0]
     r = jl("group", "set-offsets", "fresh", "--topic", "orders", "--shift-by", "1")
