@@ -191,7 +191,9 @@ def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False,
     after the headers."""
 
     def human(app: App, msg: dict[str, Any], data: bytes) -> None:
-        output.line(app, f'[#{n}] Received on "{msg["subject"]}"')
+        reply = msg.get("reply")  # (natscli: a message's reply subject after its subject)
+        output.line(app, f'[#{n}] Received on "{msg["subject"]}"'
+                         + (f' with reply "{reply}"' if reply else ""))
         if shown == "subject":
             return
         if msg.get("headers"):

@@ -61,6 +61,7 @@ class LiveCoreMsg:
 
     def __init__(self, raw: RawMsg, ts: int) -> None:
         self.subject = raw.subject
+        self.reply = raw.reply  # (a request's inbox, a JetStream publish's ack subject)
         # the block as sent (a header given several times kept), from a raw subscription
         self.hdr = raw.block if raw.block is not None else encode_hdrs(raw.headers)
         self.data = raw.data
@@ -72,6 +73,7 @@ class LiveCoreMsg:
 
         return {
             "subject": self.subject,
+            **({"reply": self.reply} if self.reply else {}),
             "time": format_rfc3339_nano(self.ts),
             "headers": decode_headers(self.hdr),
             "data": base64.b64encode(self.data).decode("ascii"),

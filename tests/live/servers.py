@@ -199,15 +199,15 @@ class ServerAPI:
         return json.loads(msg.data) if msg.data else {}
 
     def publish(self, subject: str, payload: bytes = b"",
-                headers: dict[str, str] | None = None) -> None:
-        """A core NATS publish, flushed (no reply, no PubAck)."""
+                headers: dict[str, str] | None = None, reply: str = "") -> None:
+        """A core NATS publish, flushed (no PubAck; ``reply``: its reply subject)."""
         nc = self.nc
-        self._run(self._publish_flush(nc, subject, payload, headers))
+        self._run(self._publish_flush(nc, subject, payload, headers, reply))
 
     @staticmethod
     async def _publish_flush(nc: Any, subject: str, payload: bytes,
-                             headers: dict[str, str] | None) -> None:
-        await nc.publish(subject, payload, headers=headers)
+                             headers: dict[str, str] | None, reply: str = "") -> None:
+        await nc.publish(subject, payload, reply=reply, headers=headers)
         await nc.flush(timeout=REQUEST_TIMEOUT)
 
     def js_publish(self, subject: str, payload: bytes = b"",

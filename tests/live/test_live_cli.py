@@ -513,6 +513,27 @@ def test_sub_receives(live):
     assert base64.b64decode(line["data"]) == b"hello"
 
 
+def test_sub_shows_a_messages_reply_subject(live):
+    """natscli's sub line names a message's reply subject (a request's inbox, a JetStream
+    publish's ack subject): `[#1] Received on "feed.r" with reply "my.reply"`; --json has
+    it as "reply"."""
+    received = threading.Event()
+
+    def publish_until_received():
+        while not received.wait(0.1):
+            live.client().publish("feed.r", b"question", reply="my.reply")
+
+    threading.Thread(target=publish_until_received, daemon=True).start()
+    try:
+        res = ok(jl(live.url, "sub", "feed.r", "--count", "1", "--wait", "120s"))
+        doc_ = json.loads(ok(jl(live.url, "sub", "feed.r", "--count", "1", "--wait", "120s",
+                                "-j")).stdout.splitlines()[0])
+    finally:
+        received.set()
+    assert res.stdout.splitlines()[0] == '[#1] Received on "feed.r" with reply "my.reply"'
+    assert doc_["reply"] == "my.reply"
+
+
 def test_sub_keeps_a_header_given_several_times(live):
     """A core message whose header X-A is given twice: sub shows both values, as natscli
     (nats.go's Header) does; nats-py's parsed headers keep one per name."""
