@@ -1115,8 +1115,9 @@ def _consumers_table(app: App, infos: list[dict[str, Any]]) -> None:
                 i["name"],
                 (i.get("config") or {}).get("description", ""),
                 output.local_time(i.get("created")),
-                output.comma(i.get("num_ack_pending", 0)),
-                output.comma(i.get("num_pending", 0)),
+                # (natscli's renderConsumerAsTable adds the raw counts: no separators)
+                str(i.get("num_ack_pending", 0)),
+                str(i.get("num_pending", 0)),
                 common.ago((i.get("delivered") or {}).get("last_active"), i),
             ]
         )

@@ -444,7 +444,26 @@ def state_(ctx: typer.Context, name: StreamArg, json_output: JsonOption = False)
 _STORAGE = {"file": "File", "memory": "Memory"}
 _RETENTION = {"limits": "Limits", "interest": "Interest", "workqueue": "WorkQueue"}
 _DISCARD = {"old": "Old", "new": "New"}
-_COMPRESSION = {"none": "None", "s2": "S2"}
+# jsm.go's Compression.String() and PersistModeType.String(), as natscli prints them
+_COMPRESSION = {"none": "None", "s2": "S2 Compression"}
+_PERSIST_MODE = {"default": "Default", "async": "Async"}
+
+
+def go_time_string(text: str) -> str:
+    """An RFC 3339 time as Go's ``%v`` of a time.Time prints it (natscli's "Start Time"):
+    ``2026-01-01 00:00:00 +0000 UTC``, the fraction without trailing zeros, an offset
+    other than Z as ``+0200 +0200`` (the unnamed zone JSON decoding gives it)."""
+    import re
+
+    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+                     text)
+    if m is None:
+        return text
+    frac = (m.group(3) or "").rstrip("0")
+    frac = "" if frac == "." else frac
+    zone = m.group(4)
+    off = "+0000 UTC" if zone == "Z" else f"{zone.replace(':', '')} {zone.replace(':', '')}"
+    return f"{m.group(1)} {m.group(2)}{frac} {off}"
 
 
 def _dur(ns: int) -> str:
@@ -462,7 +481,7 @@ def _source_line(src: dict[str, Any] | None) -> str:
     if src.get("opt_start_seq"):
         parts.append(f"Start Seq: {output.comma(src['opt_start_seq'])}")
     if src.get("opt_start_time"):
-        parts.append(f"Start Time: {src['opt_start_time']}")
+        parts.append(f"Start Time: {go_time_string(src['opt_start_time'])}")
     ext = src.get("external") or {}
     if ext.get("api"):
         parts.append(f"API Prefix: {ext['api']}")
@@ -483,7 +502,8 @@ def config_columns(cols: output.Columns, cfg: dict[str, Any]) -> None:
     cols.row(
         "Compression", _COMPRESSION.get(compression, compression), compression not in ("none", "")
     )
-    cols.row("Persistence Mode", cfg.get("persist_mode", ""), bool(cfg.get("persist_mode")))
+    mode = cfg.get("persist_mode") or "default"
+    cols.row("Persistence Mode", _PERSIST_MODE.get(mode, mode), mode != "default")
     cols.row("First Sequence", cfg.get("first_seq", 0), bool(cfg.get("first_seq")))
     placement = cfg.get("placement") or {}
     cols.row("Placement Cluster", placement.get("cluster", ""), bool(placement.get("cluster")))

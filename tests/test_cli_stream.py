@@ -1604,3 +1604,23 @@ def test_validate_counts_the_level_the_server_stores_in_the_metadata(jl, tmp_pat
         "\nConfiguration is a valid Stream matching "
         "io.nats.jetstream.api.v1.stream_configuration\n")
     assert "X" not in ok(jl("stream", "ls", "-n")).stdout
+
+
+def test_stream_info_prints_compression_persistence_and_start_time_as_natscli(jl):
+    """natscli prints jsm.go's String() of the enums (Compression "S2 Compression",
+    PersistModeType "Async"; the default mode not at all) and a source's start time with
+    Go's %v of a time.Time; consumer ls its raw counts."""
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("stream", "add", "FULL", "--subjects", "f.>", "--compression", "s2", "--persist-mode",
+          "async", "--defaults", "--source",
+          json.dumps({"name": "O", "opt_start_time": "2026-01-01T00:00:00.500Z"})))
+    lines = [ln.strip() for ln in ok(jl("stream", "info", "FULL")).stdout.splitlines()]
+    assert "Compression: S2 Compression" in lines
+    assert "Persistence Mode: Async" in lines
+    assert "Sources: O, Start Time: 2026-01-01 00:00:00.5 +0000 UTC" in lines
+    plain = ok(jl("stream", "info", "O")).stdout
+    assert "Persistence Mode" not in plain and "Compression" not in plain
+    ok(jl("consumer", "add", "O", "C", "--pull", "--defaults"))
+    ok(jl("pub", "o.x", "y", "--count", "1500"))
+    row = [c.strip() for c in ok(jl("consumer", "ls", "O")).stdout.splitlines()[-2].split("│")]
+    assert row[4:6] == ["0", "1500"], row
