@@ -1082,6 +1082,18 @@ def _stream_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
     return rows
 
 
+def _api_error_text(err: Any) -> str:
+    """jsm.go's ApiError.Error(), as natscli's reports print an agreement's error:
+    ``description (err_code)``."""
+    if not isinstance(err, dict):
+        return str(err)
+    desc, code, err_code = err.get("description", ""), err.get("code", 0), err.get("err_code", 0)
+    if not desc:
+        return f"unknown JetStream {code} Error ({err_code})" if code else \
+            "unknown JetStream Error"
+    return f"{desc} ({err_code})"
+
+
 def _replication_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
                       raw: bool) -> list[list[str]]:
     """The Replication Report's rows: per mirror or source of a stream, its origin, filters
@@ -1098,6 +1110,8 @@ def _replication_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
             ]
             if not filters and src.get("filter_subject"):
                 filters = [f"{src['filter_subject']} untransformed"]
+            if kind == "Mirror":  # (natscli's renderReplication leaves a mirror's empty)
+                filters = []
             err = src.get("error")
             active = src.get("active", -1)
             replication.append(
@@ -1115,9 +1129,7 @@ def _replication_rows(stats: list[dict[str, Any]], num: Callable[[int], str],
                         else "never"
                     ),
                     num(src.get("lag", 0)),
-                    (err.get("description", "") if isinstance(err, dict) else str(err))
-                    if err
-                    else "",
+                    _api_error_text(err) if err else "",
                 ]
             )
     return replication

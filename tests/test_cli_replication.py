@@ -1491,3 +1491,22 @@ def test_a_damaged_origin_cluster_leaves_the_report_of_every_agreement(jl):
     rows = {d["target"]: d.get("error") for d in json.loads(r.stdout)["agreements"]}
     assert rows == {"BACKUP": "origin cluster west cannot be used (its database is damaged: "
                               "see jetlink cluster check)", "SM": None}
+
+
+def test_report_leaves_a_mirrors_filters_empty_and_says_errors_with_their_code(jl):
+    """natscli's renderReplication: a mirror's Filters and Transforms cell is empty (its
+    filter or not), an agreement's error is jsm.go's ApiError.Error(): description (code)."""
+    ok(jl("stream", "add", "LIM", "--subjects", "lim.>", "--limit-consumer-max-pending", "100",
+          "--defaults"))
+    ok(jl("stream", "add", "O", "--subjects", "o.>", "--defaults"))
+    ok(jl("stream", "add", "FM", "--mirror", '{"name":"O","filter_subject":"o.eu.>"}',
+          "--defaults"))
+    ok(jl("stream", "add", "SRC", "--source", "LIM", "--subjects", "src.>", "--defaults"))
+    ok(jl("pub", "lim.a", "x"))
+    assert jl("replicate").exit_code == 1  # (the source in error)
+    rows = ok(jl("stream", "report", "--name")).stdout.splitlines()
+    start = next(i for i, r in enumerate(rows) if r.startswith("Replication Report"))
+    cells = {r.split("│")[1].strip(): [c.strip() for c in r.split("│")[1:-1]]
+             for r in rows[start:] if r.startswith("│")}
+    assert cells["FM"][4] == ""
+    assert cells["SRC"][7] == ("consumer requires ack policy for max ack pending (10082)")
