@@ -283,6 +283,8 @@ def kv_statuses(infos: Iterable[StreamInfo]) -> list[KVStatus]:
     for info in infos:
         name = bucket_of_stream(info.config.name)
         if name is not None:
+            if _not_a_bucket(info.config, name):  # (nats.go lists it not, opens it not)
+                continue
             out.append(_status(name, info))
         elif _mirrored_bucket(info.config) is not None:
             out.append(_status(info.config.name, info))
@@ -625,7 +627,12 @@ class KV:
             validate_bucket_name(name)
             cfg = js.stream_info(stream).config
             if _not_a_bucket(cfg, name):
-                raise JetlinkError(ERR_BAD_BUCKET, field="bucket")
+                err = JetlinkError(ERR_BAD_BUCKET, field="bucket")
+                subjects = ", ".join(cfg.subjects or []) or "none"
+                err.detail = (f"stream {stream} (subjects {subjects}, max_msgs_per_subject "
+                              f"{cfg.max_msgs_per_subject}) is no bucket: a bucket's stream "
+                              f"holds {kv_subjects(name)} and keeps 1 or more values per key")
+                raise err
             origin = _mirrored_bucket(cfg)
             if origin is not None:  # a KV mirror named KV_<name> (as nats.go names it)
                 return KeyValue(self, origin, self.cluster, stream, kind="mirror",

@@ -1221,3 +1221,18 @@ def test_a_reserved_key_another_client_wrote_is_read_but_never_written(jl):
             'jetlink: error: nats: invalid key "_kvx": keys starting with "_kv" are reserved '
             "for internal use\n")), args
     assert data_dir_bytes(jl.data) == before
+
+
+def test_a_kv_named_stream_that_is_no_bucket_is_not_listed_and_said_why(jl):
+    """nats.go lists and opens no KV_ stream that is no bucket (its subjects not the
+    bucket's, no value kept per key: ErrBadBucket); jetlink neither, and says why."""
+    ok(jl("stream", "add", "KV_BADB", "--subjects", "foo", "--defaults"))
+    ok(jl("stream", "add", "KV_FOO", "--subjects", "FOO.*", "--defaults"))
+    ok(jl("kv", "add", "GOOD"))
+    assert ok(jl("kv", "ls", "--names")).stdout == "GOOD\n"
+    assert [b["bucket"] for b in doc(jl("kv", "ls", "-j"))] == ["GOOD"]
+    r = jl("kv", "get", "BADB", "x")
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: nats: bucket not valid key-value store: stream KV_BADB (subjects foo, "
+        "max_msgs_per_subject -1) is no bucket: a bucket's stream holds $KV.BADB.> and keeps "
+        "1 or more values per key\n"))
