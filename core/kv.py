@@ -737,10 +737,14 @@ class KeyValue:
         L.check_publish(subject, len(value), hdr_len=hdr_len, reply_len=L.js_reply_len(index),
                         field="key", field_len=len(key.encode("utf-8", "surrogateescape")))
 
-    def _publish(self, key: str, value: bytes, headers: dict[str, str] | None = None) -> int:
+    def _publish(self, key: str, value: bytes, headers: dict[str, str] | None = None, *,
+                 marker: bool = False) -> int:
+        """A write of ``key``; ``marker``: a DEL or PURGE, which may remove a reserved
+        ``_kv`` key another client wrote (a value is never written under one)."""
         self._writable()
         js = self.js
-        subject = js.kv_write_subject(self.subject(key))  # the protocol line carries this one
+        subject = js.kv_write_subject(  # the protocol line carries this one
+            self._read_subject(key) if marker else self.subject(key))
         value = bytes(value)
         hdr = H.encode_headers(headers)
         self._check_limits(key, subject, value, len(hdr) if hdr else 0)
@@ -809,7 +813,7 @@ class KeyValue:
         hdrs = {H.KV_OPERATION: DEL}
         if last is not None:
             hdrs[EXPECTED_LAST_SUBJECT_SEQ] = str(int(last))
-        return self._publish(key, b"", hdrs)
+        return self._publish(key, b"", hdrs, marker=True)
 
     def purge(self, key: str, *, ttl: int | None = None) -> int:
         """A PURGE entry replacing the key's history (``Nats-Rollup: sub``); its revision."""
@@ -818,7 +822,7 @@ class KeyValue:
             from .durations import format_duration
 
             hdrs[MSG_TTL] = format_duration(ttl)
-        return self._publish(key, b"", hdrs)
+        return self._publish(key, b"", hdrs, marker=True)
 
     def purge_deletes(self, older_than_ns: int = PURGE_DELETES_MARKER_AGE_NS
                       ) -> dict[str, int]:

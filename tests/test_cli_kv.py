@@ -1206,8 +1206,8 @@ def test_a_clustered_bucket_s_status_lists_its_replicas_as_natscli(capsys):
 
 def test_a_reserved_key_another_client_wrote_is_read_but_never_written(jl):
     """A key starting with _kv (ADR-8: reserved for internal use) written by another client
-    (nats.go refuses none) is listed, read and shown in history; a put or a delete of such
-    a key is refused, nothing written."""
+    (nats.go refuses none) is listed, read and shown in history; a value written under
+    such a key is refused, nothing written; a delete or purge cleans it up."""
     ok(jl("kv", "add", "B"))
     ok(jl("pub", "$KV.B._kvx", "hello", "-J"))
     assert ok(jl("kv", "keys", "B")).stdout == "_kvx\n"
@@ -1215,12 +1215,17 @@ def test_a_reserved_key_another_client_wrote_is_read_but_never_written(jl):
     assert (got["key"], got["revision"]) == ("_kvx", 1)
     assert [e["key"] for e in doc(jl("kv", "history", "B", "_kvx", "-j"))] == ["_kvx"]
     before = data_dir_bytes(jl.data)
-    for args in (["put", "B", "_kvx", "x"], ["del", "B", "_kvx", "-f"]):
+    for args in (["put", "B", "_kvx", "x"], ["create", "B", "_kvy", "x"],
+                 ["update", "B", "_kvx", "x", "1"]):
         r = jl("kv", *args)
-        assert (r.exit_code, r.stderr) == (1, (
-            'jetlink: error: nats: invalid key "_kvx": keys starting with "_kv" are reserved '
-            "for internal use\n")), args
+        assert (r.exit_code, r.stderr[:38]) == (1, 'jetlink: error: nats: invalid key "_kv'), args
+        assert "are reserved for internal use" in r.stderr
     assert data_dir_bytes(jl.data) == before
+    # ... but it can be cleaned up: a delete or purge marker is no value written under it
+    ok(jl("kv", "del", "B", "_kvx", "-f"))
+    assert ok(jl("kv", "keys", "B")).stdout == ""
+    ok(jl("kv", "purge", "B", "_kvx", "-f"))
+    assert [e["operation"] for e in doc(jl("kv", "history", "B", "_kvx", "-j"))] == ["PURGE"]
 
 
 def test_a_kv_named_stream_that_is_no_bucket_is_not_listed_and_said_why(jl):
