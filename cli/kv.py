@@ -464,6 +464,15 @@ def add(
             )
         )
         warn_renamed_mirror(app, bucket, origin)
+        cfg = (status.to_json().get("stream_info") or {}).get("config") or {}
+        if keys and cfg.get("mirror_direct"):
+            # a mirror with mirror_direct answers the direct gets of its origin's bucket, its
+            # filter or not (the server subscribes it to the origin's direct get subject)
+            output.notice(app, f"jetlink: warning: KV mirror {bucket} holds only the keys "
+                               f"{', '.join(keys)} but answers direct gets of bucket {origin} "
+                               "(mirror_direct, as its origin allows direct gets): clients "
+                               "reading other keys of it with direct get (nats.go, nats-py) "
+                               "get \"key not found\" when this mirror answers first")
     elif source:
         # an origin named by a KV mirror maps the keys of the bucket it mirrors
         origins = [kv.resolve_origin(parse_source(s), i) for i, s in enumerate(source)]

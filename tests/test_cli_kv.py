@@ -1241,3 +1241,17 @@ def test_a_kv_named_stream_that_is_no_bucket_is_not_listed_and_said_why(jl):
         "jetlink: error: nats: bucket not valid key-value store: stream KV_BADB (subjects foo, "
         "max_msgs_per_subject -1) is no bucket: a bucket's stream holds $KV.BADB.> and keeps "
         "1 or more values per key\n"))
+
+
+def test_a_filtered_kv_mirror_answering_direct_gets_is_warned_of(jl):
+    """A KV mirror with --keys gets mirror_direct from an origin allowing direct gets: the
+    server then has it answer its origin's direct gets for every key, so a client gets
+    "key not found" for keys outside its filter: kv add says so; without --keys, nothing."""
+    ok(jl("kv", "add", "ORIG2", "--history", "5"))
+    r = ok(jl("kv", "add", "ORIG2M", "--mirror", "ORIG2", "--keys", "a.>", "--history", "5"))
+    assert ('jetlink: warning: KV mirror ORIG2M holds only the keys a.> but answers direct '
+            "gets of bucket ORIG2 (mirror_direct, as its origin allows direct gets): clients "
+            "reading other keys of it with direct get (nats.go, nats-py) get \"key not found\" "
+            "when this mirror answers first\n") in r.stderr
+    r = ok(jl("kv", "add", "ORIG2W", "--mirror", "ORIG2", "--history", "5"))
+    assert "answers direct gets" not in r.stderr
