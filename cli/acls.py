@@ -337,7 +337,7 @@ def check(
                            "request asks for")
     check_operation(rt, op)
     # (the client's address as Kafka's authorizer compares it: ::1 is 0:0:0:0:0:0:0:1)
-    asking, client = parse_principal(principal), client_address(host_of(host))
+    asking, client = parse_principal(principal, acting=True), client_address(host_of(host))
     # a request comes from one principal and one address: User:* and * are what an ACL
     # matches every principal or host with (Kafka's wildcards), never a request's
     if asking.partition(":")[2] == "*":

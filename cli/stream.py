@@ -502,8 +502,8 @@ def config_columns(cols: output.Columns, cfg: dict[str, Any]) -> None:
     cols.row(
         "Compression", _COMPRESSION.get(compression, compression), compression not in ("none", "")
     )
-    mode = cfg.get("persist_mode") or "default"
-    cols.row("Persistence Mode", _PERSIST_MODE.get(mode, mode), mode != "default")
+    cols.row("Persistence Mode", _PERSIST_MODE.get(mode := cfg.get("persist_mode") or "default",
+                                                   mode), mode != "default")
     cols.row("First Sequence", cfg.get("first_seq", 0), bool(cfg.get("first_seq")))
     placement = cfg.get("placement") or {}
     cols.row("Placement Cluster", placement.get("cluster", ""), bool(placement.get("cluster")))

@@ -83,7 +83,7 @@ def open_kafka(app: App, principal: str | None = None) -> Kafka:
     from jetlink.core.kafka.topics import Kafka
 
     if principal is not None:
-        principal = parse_principal(principal)
+        principal = parse_principal(principal, acting=True)
     # common.make_clock looked up at call time: tests replace it
     return Kafka(data_dir(app).open_kind(app.cluster, "kafka", "topics"),
                  common.make_clock(), principal=principal)

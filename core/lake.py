@@ -1472,6 +1472,26 @@ def _dataset_rows(fragments: list[Any]) -> int:
     return sum(f.metadata.num_rows for f in fragments)
 
 
+def _imported_already(name: str, path: str, fragments: list[Any]) -> dict[str, Any]:
+    """The summary of an import of a dataset imported whole before: nothing stored, every
+    row a duplicate."""
+    return {"stream": name, "path": path, "messages": 0, "first_seq": 0, "last_seq": 0,
+            "created": False, "transactions": 0, "duplicates": _dataset_rows(fragments)}
+
+
+def _created_for_import(js, name: str, meta: dict[str, Any] | None, path: str,
+                        key: str) -> tuple[Any, bool]:
+    """Stream ``name`` created from the dataset's recorded config: its StreamInfo, and
+    whether it is to be sealed once its rows are in (a sealed stream's dataset: recorded
+    beside the import's mark, SEAL_MARK, so that a run cut short and run again seals it
+    too)."""
+    seal = _create_from_meta(js, name, _meta_config(meta, name, path), path)
+    info = js.stream_info(name)
+    if seal:
+        js.cluster.meta_set(key + SEAL_MARK, str(info.created_ns))
+    return info, seal
+
+
 def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
                      on_total: Callable[[int], None] | None = None,
                      on_rows: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -1502,22 +1522,14 @@ def _import_embedded(js, name: str, path: str, *, txn_rows: int = 100_000,
             if js.cluster.meta_get(key) == _done(info.created_ns, mark):
                 # this dataset was imported here whole: run again, nothing to store (as an
                 # import over the interface skips every row as a duplicate)
-                return {"stream": name, "path": path, "messages": 0, "first_seq": 0,
-                        "last_seq": 0, "created": False, "transactions": 0,
-                        "duplicates": _dataset_rows(fragments)}
+                return _imported_already(name, path, fragments)
             # an import of this dataset cut short: continue where it stopped
             after = _resume_after(js, name, path, js.cluster.meta_get(key), mark, info)
         created_ns = info.created_ns
-        # a sealed stream's dataset an import cut short created this stream from: sealed
-        # once its rows are in, as the first run would have
-        seal = js.cluster.meta_get(key + SEAL_MARK) == str(created_ns)
+        seal = js.cluster.meta_get(key + SEAL_MARK) == str(created_ns)  # (SEAL_MARK)
     else:
-        seal = _create_from_meta(js, name, _meta_config(meta, name, path), path)
-        created = True
-        info = js.stream_info(name)
-        created_ns = info.created_ns
-        if seal:
-            js.cluster.meta_set(key + SEAL_MARK, str(created_ns))
+        info, seal = _created_for_import(js, name, meta, path, key)
+        created, created_ns = True, info.created_ns
     try:
         _refuse_rows_first(fragments, schema, info.config, name)
     except LakeError:

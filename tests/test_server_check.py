@@ -563,8 +563,10 @@ def test_a_kv_stream_that_keeps_no_value_per_key_is_no_bucket(jl):
     assert (res.exit_code, res.stdout) == (2, "CRITICAL FAKE Crit:could not load bucket: nats: "
                                               "bucket not valid key-value store\n")
     res = jl("kv", "get", "FAKE", "k")
-    assert (res.exit_code, res.stderr) == (1, "jetlink: error: nats: bucket not valid "
-                                              "key-value store\n")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: nats: bucket not valid key-value store: stream KV_FAKE (subjects "
+        "fake.>, max_msgs_per_subject -1) is no bucket: a bucket's stream holds $KV.FAKE.> and "
+        "keeps 1 or more values per key\n"))
 
 
 def test_bad_duration_is_a_usage_error(jl):

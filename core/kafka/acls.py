@@ -171,14 +171,14 @@ def permission_of(value: str, *, filter_: bool = False) -> str:
     return _enum(value, PERMISSIONS, "permission", "permission", (ANY,) if filter_ else ())
 
 
-def parse_principal(value: str, *, field: str = "principal") -> str:
+def parse_principal(value: str, *, field: str = "principal", acting: bool = False) -> str:
     """``User:alice`` as given (Kafka's SecurityUtils.parseKafkaPrincipal: ``TYPE:NAME``,
-    split at the first ``:``; either part may be empty, as Kafka takes it, and
-    :func:`binding_warnings` says such a principal matches no client); UsageError naming
-    the rule otherwise."""
+    split at the first ``:``; in an ACL either part may be empty, as Kafka takes it, and
+    :func:`binding_warnings` says such a principal matches no client; ``acting``: the
+    client a request comes from, which has both); UsageError naming the rule otherwise."""
     text = _utf8(value or "", "principal", field)
-    _kind, sep, _name = text.partition(":")
-    if not sep:
+    kind, sep, name = text.partition(":")
+    if not sep or (acting and not (kind and name)):
         if field == "super_users":
             raise UsageError(f"super user {_shown(text)} is not TYPE:NAME (e.g. User:admin)",
                              field=field)
