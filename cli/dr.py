@@ -618,8 +618,10 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
     try:
         with output.progress(app, f"{action.capitalize()} of {', '.join(plan.regions)}",
                              len(todo)) as bar:
+            stepped = {id(t) for t in todo}
+
             def on_event(o: Any) -> None:
-                if o in todo:  # (a skipped object's fence given back has a line, no step)
+                if id(o) in stepped:  # (a skipped object's fence given back: a line, no step)
                     bar.advance(1)
                 if lines:
                     output.line(app, _object_line(o.to_json(), action))
