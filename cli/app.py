@@ -83,6 +83,9 @@ class App:
     # Set by every command's -j/--json option (cli/options.py) before the command body runs,
     # so an error raised by the body is rendered as JSON too.
     json: bool = False
+    # Set once a command has printed a JSON line (the follow commands' --json output,
+    # output.json_line): an error after it is one more line, never a multi-line document.
+    json_lines: bool = False
     # What the command acts on (core/backend.py Backend): opened by the root callback as a
     # resource of the invocation (closed when it ends), used through cli/common.py.
     backend: Any = None

@@ -421,7 +421,7 @@ def _report(app: App, done: Any, said: _Said) -> None:
         output.notice(app, f"jetlink: dr watch: {a.message()}")
     doc = done.to_json()
     if app.json:
-        output.json_line(doc)
+        output.json_line(doc, app)
         return
     output.line(app, _check_line(doc))
 

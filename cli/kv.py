@@ -1500,13 +1500,13 @@ def _watch(app: App, handle: Any, keys: list[str] | None, *, history: bool,
         for item in common.follow(watcher.next, idle_ns, POLL_SECONDS):
             if item is END_OF_INITIAL_DATA:
                 if app.json:
-                    output.json_line({"end_of_initial_data": True})
+                    output.json_line({"end_of_initial_data": True}, app)
                 else:
                     output.notice(app, "End of initial data")
                 continue
             received += 1
             if app.json:
-                output.json_line(item.to_json())
+                output.json_line(item.to_json(), app)
             else:
                 render_watched(app, item, meta_only=meta_only)
             if count is not None and received >= count:

@@ -310,7 +310,10 @@ def print_error(app: Terminal | None, err: JetlinkError) -> None:
     """The one function that reports a JetlinkError: JSON on stdout with --json, else stderr."""
     if app is not None and app.json:
         try:
-            print_json(err.to_dict())  # the API's error document, as it answers it
+            if getattr(app, "json_lines", False):  # (after JSON lines: one more line)
+                json_line(err.to_dict())
+            else:
+                print_json(err.to_dict())  # the API's error document, as it answers it
             return
         except OSError:  # stdout refuses the document (a full disk): the line on stderr
             pass
@@ -647,8 +650,11 @@ def name_or_ask(name: str | None, question: str, *, argument: str, what: str) ->
 # -- messages ---------------------------------------------------------------------------------
 
 
-def json_line(data: Any) -> None:
-    """One compact JSON document on one line (``jetlink sub --json`` prints JSON lines)."""
+def json_line(data: Any, app: Any = None) -> None:
+    """One compact JSON document on one line (``jetlink sub --json`` prints JSON lines);
+    ``app``: the invocation, whose error after it is then a line too (:func:`print_error`)."""
+    if app is not None:
+        app.json_lines = True
     write_stdout(_escaped(
         json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=_json_default)) + "\n"
     )

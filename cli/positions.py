@@ -166,7 +166,7 @@ def sync(
         if follow and app.json:
             from jetlink.core.clock import format_rfc3339_nano
 
-            output.json_line({"time": format_rfc3339_nano(time.time_ns()), **doc})
+            output.json_line({"time": format_rfc3339_nano(time.time_ns()), **doc}, app)
         else:
             app.emit(doc, human=render_results)
         passes += 1

@@ -445,7 +445,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
             for r in link_active:
                 if app.json:
                     output.json_line({"time": now, "step": state.steps,
-                                      "link": r.to_json()})
+                                      "link": r.to_json()}, app)
                 elif live is None:
                     output.line(app, link_activity_line(now, r))
             if live is not None:
@@ -457,7 +457,8 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
                         "step": state.steps,
                         "copied": sum(r.copied for r in active),
                         "agreements": [r.to_json() for r in active],
-                    }
+                    },
+                    app,
                 )
             else:
                 for r in active:
@@ -476,7 +477,7 @@ def _follow(app: App, store: Any, clock: Any, pause: float) -> None:
                                   "step": state.steps,
                                   "copied": sum(r.copied for r in moved),
                                   "agreements": [r.to_json() for r in moved],
-                                  "interrupted": True})
+                                  "interrupted": True}, app)
         output.notice(
             app,
             f"Stopped after {_plural(state.steps, 'step')}: "

@@ -121,7 +121,7 @@ def sub(
                 continue  # natscli's shouldIgnore: neither shown nor counted
             received += 1
             if app.json:
-                output.json_line(doc)
+                output.json_line(doc, app)
             else:
                 render_message(app, received, doc, raw=raw, translate=translate, shown=shown)
             if count is not None and received >= count:

@@ -760,7 +760,7 @@ def consume(
         if app.json:
             doc = record.to_json()
             if follow:
-                output.json_line(doc)
+                output.json_line(doc, app)
             else:
                 got.append(doc)
         else:

@@ -1255,3 +1255,39 @@ def test_a_filtered_kv_mirror_answering_direct_gets_is_warned_of(jl):
             "when this mirror answers first\n") in r.stderr
     r = ok(jl("kv", "add", "ORIG2W", "--mirror", "ORIG2", "--history", "5"))
     assert "answers direct gets" not in r.stderr
+
+
+def test_an_error_ending_a_json_watch_is_one_more_line(jl, monkeypatch):
+    """A follow command's --json is JSON lines: an error that ends it (the bucket deleted
+    under the watch) is one more compact line, never a multi-line document a line reader
+    chokes on."""
+    cfg_bucket(jl)
+    watching = threading.Event()
+    real_init = Watcher.__init__
+
+    def init(self, *args, **kw):
+        real_init(self, *args, **kw)
+        watching.set()
+
+    monkeypatch.setattr(Watcher, "__init__", init)
+
+    def remover() -> None:
+        assert watching.wait(WAIT_TIMEOUT)
+        time.sleep(0.05)
+        store = DataDir(jl.data)
+        try:
+            KV(store, "local", jl.clock).delete_bucket("CFG")
+        finally:
+            store.close()
+
+    thread = threading.Thread(target=remover)
+    thread.start()
+    try:
+        result = jl("kv", "watch", "CFG", "--count", "5", "--timeout", "120s", "-j")
+    finally:
+        thread.join()
+    assert result.exit_code != 0, result.stdout
+    lines = result.stdout.splitlines()
+    docs = [json.loads(line) for line in lines]  # every line one document
+    assert docs[:2] == [{**docs[0], "key": "app.color"}, {"end_of_initial_data": True}]
+    assert "error" in docs[-1], docs
