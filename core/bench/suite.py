@@ -178,8 +178,7 @@ def judge(results: dict[str, Any]) -> list[dict[str, Any]]:
             except (KeyError, IndexError, TypeError, ValueError) as exc:
                 row["note"] = f"figure not in the document ({exc!r})"
             else:
-                row["measured"] = round(value, 3) if abs(value) >= 0.001 or not value \
-                    else float(f"{value:.4g}")  # (a sub-millisecond figure kept)
+                row["measured"] = measured_figure(value)
                 row["met"] = bool(g.met(value))
         out.append(row)
     return out
@@ -215,6 +214,12 @@ def machine() -> dict[str, Any]:
         else "not installed",
         "load_average_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
+
+
+def measured_figure(value: float) -> float:
+    """A goal's figure as the judgement shows it: 3 decimals, a figure under 0.001 to 4
+    significant digits (a sub-millisecond time is kept, never 0)."""
+    return round(value, 3) if abs(value) >= 0.001 or not value else float(f"{value:.4g}")
 
 
 def bench_all(jetlink: list[str], *, only: list[str] | None = None,
