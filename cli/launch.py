@@ -163,10 +163,9 @@ def interrupted_job(exc: BaseException) -> bool:
     interrupt cut short can fail in its turn (a new gateway connection refused), and that
     failure is the interrupt, exit 130, not a job that failed (sparkops/session.py
     ``interrupted``; looked up only when a Spark job ran: this module never loads it)."""
-    if not type(exc).__module__.startswith(("py4j", "pyspark")):
-        return False
     session = sys.modules.get("jetlink.sparkops.session")
-    return session is not None and bool(session.interrupted())
+    return session is not None and not isinstance(exc, KeyboardInterrupt) \
+        and session.as_interrupt(exc) is not None
 
 
 def _spark_fault(exc: BaseException) -> Any:

@@ -188,17 +188,14 @@ def interrupt_said(app: App, run: Any) -> Any:
     """``run()``'s result; stopped by Ctrl-C, what the job left said on stderr (the job's
     own words when it knows them: a store target it created removed, a mirror topic's
     records kept), and with --json one document saying so, then exit 130."""
-    from jetlink.cli.launch import interrupted_job
+    from jetlink.sparkops.session import as_interrupt
 
     try:
         return run()
-    except Exception as exc:
-        if not interrupted_job(exc):  # (py4j's clean-up after an interrupt failing)
+    except BaseException as exc:  # (py4j's clean-up after an interrupt failing is it too)
+        stop = as_interrupt(exc)
+        if stop is None:
             raise
-        stop: BaseException = KeyboardInterrupt()
-        stop.__cause__ = exc
-    except KeyboardInterrupt as exc:
-        stop = exc
     # the jobs say what they left once they write (sparkops/run.py); before that (the
     # driver starting, the origins read, the target planned) nothing was written
     said = getattr(stop, "left", None) or ("the job stopped before it wrote anything: "
