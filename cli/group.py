@@ -5,15 +5,18 @@ kafka-consumer-groups' printf columns (trailing blanks trimmed):
 
 - ``ls``: ``--list --state``'s GROUP / STATE columns;
 - ``describe``: ``--describe``'s GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
-  CONSUMER-ID HOST CLIENT-ID table, then a GROUP STATE #MEMBERS line (``--state``); an Empty
-  group gets the tool's "Consumer group 'G' has no active members." on stderr;
+  CONSUMER-ID HOST CLIENT-ID table, ``--members``' GROUP CONSUMER-ID HOST CLIENT-ID
+  #PARTITIONS (ASSIGNMENT), or ``--state``'s GROUP STATE #MEMBERS; an Empty group gets the
+  tool's "Consumer group 'G' has no active members." on stderr;
 - ``set-offsets``: ``--reset-offsets``' GROUP TOPIC PARTITION NEW-OFFSET table (--dry-run
   shows it without writing, as the tool does without --execute), or with ``--export`` the
   tool's ``topic,partition,offset`` CSV;
+- ``delete-offsets``: ``--delete-offsets``' TOPIC PARTITION STATUS table;
 - ``rm``: ``--delete``'s "Deletion of requested consumer groups ('G') was successful.".
 
 JSON: ``GroupInfo.to_json()`` (describe; a list for ls), ``[{"group", "topic",
-"partition", "old_offset", "new_offset"}]`` for set-offsets, ``{"success": true}`` for rm.
+"partition", "old_offset", "new_offset"}]`` for set-offsets, ``{"group", "partitions":
+[{"topic", "partition", "error"}]}`` for delete-offsets, ``{"success": true}`` for rm.
 """
 
 from __future__ import annotations
@@ -89,17 +92,45 @@ def state_table(infos: list[GroupInfo]) -> list[str]:
     return out
 
 
+#: ConsumerGroupState's names, as the tool lists the valid ones (UNKNOWN left out)
+GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty",
+                "Assigning", "Reconciling")
+
+
+def _states(text: str) -> set[str]:
+    """``--state``'s comma-separated list as the tool reads it (consumerGroupStatesFromString:
+    each name trimmed, any case); a usage error in its words for a name it does not know."""
+    by_upper = {s.upper(): s for s in GROUP_STATES}
+    found = {by_upper.get(part.strip().upper()) for part in text.split(",")}
+    if None in found:
+        raise usage(f"Invalid state list '{text}'. Valid states are: "
+                    f"{', '.join(GROUP_STATES)}")
+    return {s for s in found if s is not None}
+
+
 @group_app.command("ls")
-def ls(ctx: typer.Context, principal: PrincipalOption = None,
-       json_output: JsonOption = False) -> None:
+def ls(
+    ctx: typer.Context,
+    state: Annotated[
+        str | None,
+        typer.Option("--state", metavar="STATE[,STATE...]",
+                     help="Only the groups in these states (Stable, Empty ...; any case).",
+                     show_default=False),
+    ] = None,
+    principal: PrincipalOption = None,
+    json_output: JsonOption = False,
+) -> None:
     """List the consumer groups and their state.
 
     kafka-consumer-groups --list --state: GROUP and STATE (Stable with a live member, else
-    Empty). With --principal on a cluster that enforces ACLs: every group with DESCRIBE on
-    the cluster, else the groups it may DESCRIBE. With --json a list of groups.
+    Empty); --state Stable,Empty only those. With --principal on a cluster that enforces
+    ACLs: every group with DESCRIBE on the cluster, else the groups it may DESCRIBE. With
+    --json a list of groups.
     """
     app = App.of(ctx)
-    groups = open_kafka(app, principal).groups()
+    wanted = _states(state) if state else None
+    groups = [g for g in open_kafka(app, principal).groups()
+              if wanted is None or g.state in wanted]
 
     def human(a: App, _docs: Any) -> None:
         if not groups:
@@ -113,26 +144,96 @@ def ls(ctx: typer.Context, principal: PrincipalOption = None,
     app.emit([g.to_json() for g in groups], human=human)
 
 
-@group_app.command("describe")
-def describe(ctx: typer.Context, group: GroupArg, principal: PrincipalOption = None,
-             json_output: JsonOption = False) -> None:
-    """Show a group's offsets, lag and state.
+def members_table(info: GroupInfo, verbose: bool) -> list[str]:
+    """``--describe --members``' GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS (with
+    ``--verbose`` the ASSIGNMENT: each topic's partitions as ``(0,1)``, topics sorted, "-"
+    for none; the tool's printMembers, its widths)."""
+    gw = max([15, len(info.group)])
+    cw = max([15, *(len(m.member) for m in info.members)])
+    hw = max([15, *(len(m.host) for m in info.members)])
+    lw = max([15, *(len(m.client_id) for m in info.members)])
 
-    Per partition the committed (CURRENT-OFFSET), LOG-END-OFFSET and LAG, and the member
-    it is assigned to, as kafka-consumer-groups --describe; then the state and member count.
-    With --principal on a cluster that enforces ACLs: DESCRIBE on the group. With --json
-    the group (state, members, lags).
+    def fmt(*cols: Any) -> str:
+        g, c, h, cl, n, *rest = (str(x) for x in cols)
+        return f"{g:<{gw}} {c:<{cw}} {h:<{hw}} {cl:<{lw}} {n:<15} {''.join(rest)}".rstrip()
+
+    out = ["", fmt("GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS",
+                   *(["ASSIGNMENT"] if verbose else []))]
+    for m in info.members:
+        extra = []
+        if verbose:
+            by_topic: dict[str, list[str]] = {}
+            for t, p in m.assignment:
+                by_topic.setdefault(t, []).append(str(p))
+            extra = [", ".join(sorted("(" + ",".join(sorted(ps)) + ")"
+                                      for ps in by_topic.values())) or MISSING]
+        out.append(fmt(info.group, m.member, m.host, m.client_id, len(m.assignment), *extra))
+    return out
+
+
+@group_app.command("describe")
+def describe(
+    ctx: typer.Context,
+    group: Annotated[
+        str | None, typer.Argument(metavar="[GROUP]", help="Consumer group id (or "
+                                   "--all-groups).", show_default=False,
+                                   autocompletion=completion.groups)
+    ] = None,
+    all_groups: Annotated[
+        bool, typer.Option("--all-groups", help="Describe every consumer group.")
+    ] = False,
+    offsets: Annotated[
+        bool, typer.Option("--offsets", help="The offsets table (the default).")
+    ] = False,
+    members: Annotated[
+        bool, typer.Option("--members", help="The members table instead: each member's "
+                           "host, client id and partition count.")
+    ] = False,
+    state: Annotated[
+        bool, typer.Option("--state", help="The group's state and member count instead.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="With --members: each member's partitions "
+                           "too (ASSIGNMENT).")
+    ] = False,
+    principal: PrincipalOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show a group's offsets and lag, or members.
+
+    As kafka-consumer-groups --describe: per partition the committed (CURRENT-OFFSET),
+    LOG-END-OFFSET and LAG, and the member it is assigned to; --members the members
+    (--verbose: their partitions); --state the state (Stable with a live member, else
+    Empty) and member count. --all-groups: a table per group, by name. With --principal on
+    a cluster that enforces ACLs: DESCRIBE on the group (--all-groups: the groups it may
+    describe). With --json the group (state, members, lags) whatever the table, a list
+    with --all-groups.
     """
     app = App.of(ctx)
-    info = open_kafka(app, principal).describe_group(group)
+    if (group is None) == (not all_groups):
+        raise usage("give a GROUP or --all-groups" if group is None else
+                    f"give GROUP {group!r} or --all-groups, not both")
+    if sum((offsets, members, state)) > 1:  # (the tool takes the first of them silently)
+        raise usage("give one of --offsets, --members, --state")
+    if verbose and not members:
+        raise usage("--verbose applies to --members")
+    kafka = open_kafka(app, principal)
+    infos = kafka.groups() if all_groups else [kafka.describe_group(group or "")]
 
     def human(a: App, _doc: Any) -> None:
-        if info.state == "Empty":
-            output.notice(a, f"\nConsumer group '{group}' has no active members.")
-        output.lines(a, group_table(info))
-        output.lines(a, state_table([info]))
+        if not infos:
+            output.notice(a, "No consumer groups found.")
+        for info in infos:
+            if info.state == "Empty":
+                output.notice(a, f"\nConsumer group '{info.group}' has no active members.")
+            if state:
+                output.lines(a, state_table([info]))
+            elif members:
+                output.lines(a, members_table(info, verbose))
+            elif info.offsets:  # (the tool prints no table for a group with no row)
+                output.lines(a, group_table(info))
 
-    app.emit(info.to_json(), human=human)
+    app.emit([i.to_json() for i in infos] if all_groups else infos[0].to_json(), human=human)
 
 
 @group_app.command("set-offsets")
@@ -303,10 +404,11 @@ def set_offsets(
     app.emit(docs, human=human)
 
 
-def _synced_back(app: App, group: str, rows: list[Any]) -> None:
+def _synced_back(app: App, group: str, rows: list[Any], done: str = "reset") -> None:
     """A warning per cluster link whose consumer offset sync sets the offsets just reset
-    back to the source's (core/kafka/mirror_copy.py offset_sync_overwrites): the reset of
-    a synced group on a mirror topic lasts until the sync's next run, as in Confluent."""
+    (or deleted) back to the source's (core/kafka/mirror_copy.py offset_sync_overwrites):
+    a change of a synced group on a mirror topic lasts until the sync's next run, as in
+    Confluent."""
     from jetlink.cli.common import data_dir, make_clock
     from jetlink.core.kafka.mirrors import Mirrors
 
@@ -315,9 +417,9 @@ def _synced_back(app: App, group: str, rows: list[Any]) -> None:
         output.notice(app, f"jetlink: warning: cluster link {link} syncs the offsets of group "
                            f"{group} on mirror topic{'s' if len(topics) > 1 else ''} "
                            f"{', '.join(topics)} (consumer.offset.sync.enable): its next "
-                           "offset sync sets them back to the source's; leave the group out "
-                           "of consumer.offset.group.filters, or promote the mirror, to keep "
-                           "them")
+                           f"offset sync sets the {done} offsets back to the source's; leave "
+                           "the group out of consumer.offset.group.filters, or promote the "
+                           "mirror, to keep them")
 
 
 def _reset_scope(topics: list[str] | None, all_topics: bool, partition: int | None,
@@ -437,6 +539,63 @@ def rm(
                    action=f"delete consumer group {group}")
     kafka.delete_group(group)
     output.success(app, f"Deletion of requested consumer groups ('{group}') was successful.")
+
+
+@group_app.command("delete-offsets")
+def delete_offsets(
+    ctx: typer.Context,
+    group: GroupArg,
+    topic: Annotated[
+        list[str],
+        typer.Option("--topic", "-t", metavar="TOPIC[:P,...]",
+                     help="Topic whose committed offsets to delete, every partition or those "
+                     "listed (repeatable).", show_default=False),
+    ],
+    principal: PrincipalOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete a group's offsets of some topics.
+
+    As kafka-consumer-groups --delete-offsets: the offsets of every partition of each
+    --topic (TOPIC:0,2 those partitions) are removed, then TOPIC PARTITION STATUS per
+    partition. A topic a live member of the group is subscribed to keeps its offsets
+    (GROUP_SUBSCRIBED_TO_TOPIC), as does an unknown topic or partition
+    (UNKNOWN_TOPIC_OR_PARTITION); the others are deleted and the exit status is 1. With
+    --principal on a cluster that enforces ACLs: DELETE on the group, READ on the topics.
+    With --json the group and each partition's error (null: deleted).
+    """
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka.group_reset import parse_topic_scope
+
+    app = App.of(ctx)
+    try:
+        scope = [item for text in topic for item in parse_topic_scope(text)]
+    except JetlinkError as err:
+        raise usage(f"invalid value for --topic: {err.description}") from None
+    rows = open_kafka(app, principal).delete_offsets(group, scope)
+    failed = [r for r in rows if r[2] is not None]
+    if len(failed) < len(rows):
+        _synced_back(app, group, [r for r in rows if r[2] is None], "deleted")
+    doc = {"group": group, "partitions": [
+        {"topic": t, "partition": p, "error": None if e is None else e.to_dict()["error"]}
+        for t, p, e in rows]}
+
+    def human(a: App, _doc: Any) -> None:
+        if failed:
+            output.notice(a, "\nError: Encounter some partition level error, see the "
+                             "follow-up details:")
+        else:
+            output.line(a, "Request succeed for deleting offsets with topic "
+                           f"{', '.join(topic)} group {group}")
+        lines = ["", f"{'TOPIC':<30} {'PARTITION':<15} STATUS"]
+        for t, p, e in rows:
+            status = "Successful" if e is None else f"Error: {e.description} ({e.err_code})"
+            lines.append(f"{t:<30} {'Not Provided' if p is None else p!s:<15} {status}")
+        output.lines(a, lines)
+
+    app.emit(doc, human=human)
+    if failed:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -144,6 +144,31 @@ def test_group_verbs_need_what_kafka_consumer_groups_requests_need(kw):
     assert [g["consumer_group_id"] for g in doc(kw("group", "ls", "-j", *p))] == ["other"]
 
 
+def test_delete_offsets_needs_delete_on_the_group_and_read_on_each_topic(kw):
+    """OffsetDelete (KafkaApis handleOffsetDeleteRequest): DELETE on the group refuses the
+    whole request; a topic without READ is TOPIC_AUTHORIZATION_FAILED on its partitions
+    while the others' offsets are deleted."""
+    import json
+
+    ok(kw("topic", "create", "pay"))
+    ok(kw("group", "set-offsets", "app", "--topic", "orders", "--topic", "pay",
+          "--to-offset", "0"))
+    p = ("--principal", "User:gina")
+    refused(kw("group", "delete-offsets", "app", "--topic", "orders", *p),
+            f"User:gina is not authorized to DELETE group app: {NO_ACL} "
+            "(GROUP_AUTHORIZATION_FAILED 30)")
+    allow(kw, "User:gina", "--operation", "delete", "--group", "app")
+    allow(kw, "User:gina", "--operation", "read", "--topic", "pay")
+    r = kw("group", "delete-offsets", "app", "-t", "orders:0", "-t", "pay", "-j", *p)
+    assert r.exit_code == 1 and json.loads(r.stdout)["partitions"] == [
+        {"topic": "orders", "partition": 0, "error": {
+            "error_code": 29, "error_name": "TOPIC_AUTHORIZATION_FAILED",
+            "message": "Topic authorization failed."}},
+        {"topic": "pay", "partition": 0, "error": None}]
+    assert [(o["topic_name"], o["current_offset"])
+            for o in doc(kw("group", "describe", "app", "-j"))["lags"]] == [("orders", 0)]
+
+
 def test_a_groups_offsets_show_only_the_topics_the_principal_may_describe(kw):
     """OffsetFetch leaves out the partitions of topics without DESCRIBE, and their log end
     offsets need ListOffsets' DESCRIBE: a group describe (and ls) shows no offset, lag or

@@ -351,9 +351,9 @@ def test_a_reset_of_a_synced_group_on_a_mirror_warns_that_the_sync_sets_it_back(
     r = ok(east(jl, "group", "set-offsets", "G", "--topic", "orders", "--to-offset", "1"))
     assert r.stderr == (
         "jetlink: warning: cluster link L syncs the offsets of group G on mirror topic orders "
-        "(consumer.offset.sync.enable): its next offset sync sets them back to the source's; "
-        "leave the group out of consumer.offset.group.filters, or promote the mirror, to keep "
-        "them\n")
+        "(consumer.offset.sync.enable): its next offset sync sets the reset offsets back to the "
+        "source's; leave the group out of consumer.offset.group.filters, or promote the mirror, "
+        "to keep them\n")
     r = ok(east(jl, "group", "set-offsets", "G", "--topic", "orders", "--to-offset", "1",
                 "--dry-run"))
     assert "warning" not in r.stderr

@@ -375,6 +375,112 @@ def test_consume_commits_and_resumes(jl, engine, cli_clock):
     assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
 
 
+def test_group_describe_members_state_all_groups_and_ls_state(jl, engine):
+    """kafka-consumer-groups --describe's views: --members (--verbose: ASSIGNMENT), --state,
+    --all-groups (a table per group, by name); --list --state's filter."""
+    ok(jl("topic", "create", "orders", "--partitions", "3"))
+    ok(jl("topic", "create", "pay"))
+    engine.commit("audit", {("orders", 0): 0})
+    engine.join("billing", "consumer-1", ["orders", "pay"], client_id="app")
+    engine.join("billing", "consumer-2", ["orders"], client_id="app2")
+    r = ok(jl("group", "describe", "billing", "--members", "--verbose"))
+    assert lines(r) == [
+        "",
+        "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS     "
+        "ASSIGNMENT",
+        "billing         consumer-1      /127.0.0.1      app             3               "
+        "(0), (0,1)",
+        "billing         consumer-2      /127.0.0.1      app2            1               (2)",
+    ]
+    assert lines(ok(jl("group", "describe", "billing", "--members")))[1:] == [
+        "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS",
+        "billing         consumer-1      /127.0.0.1      app             3",
+        "billing         consumer-2      /127.0.0.1      app2            1",
+    ]
+    # an Empty group: the tool's notice, the members header alone
+    r = ok(jl("group", "describe", "audit", "--members"))
+    assert (lines(r), r.stderr) == (
+        ["", "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS"],
+        "\nConsumer group 'audit' has no active members.\n")
+    r = ok(jl("group", "describe", "--all-groups", "--state"))
+    assert lines(r) == ["", "GROUP           STATE           #MEMBERS",
+                        "audit           Empty           0",
+                        "", "GROUP           STATE           #MEMBERS",
+                        "billing         Stable          2"]
+    all_docs = doc(jl("group", "describe", "--all-groups", "-j"))
+    assert [d["consumer_group_id"] for d in all_docs] == ["audit", "billing"]
+    assert all_docs[1] == doc(jl("group", "describe", "billing", "-j"))
+    for args, said in [
+        ([], "give a GROUP or --all-groups"),
+        (["billing", "--all-groups"], "give GROUP 'billing' or --all-groups, not both"),
+        (["billing", "--members", "--state"], "give one of --offsets, --members, --state"),
+        (["billing", "--verbose"], "--verbose applies to --members"),
+    ]:
+        r = jl("group", "describe", *args)
+        assert (r.exit_code, r.stderr.splitlines()[0]) == (2, f"jetlink: error: {said}"), args
+    # --list --state: the states named, in any case
+    assert lines(ok(jl("group", "ls", "--state", "stable"))) == [
+        "GROUP                     STATE", "billing                   Stable"]
+    assert len(doc(jl("group", "ls", "--state", " Empty ,STABLE", "-j"))) == 2
+    r = jl("group", "ls", "--state", "Stable,Runing")
+    assert (r.exit_code, r.stderr.splitlines()[0]) == (
+        2, "jetlink: error: Invalid state list 'Stable,Runing'. Valid states are: "
+        "PreparingRebalance, CompletingRebalance, Stable, Dead, Empty, Assigning, Reconciling")
+
+
+def test_group_delete_offsets(jl, engine):
+    """kafka-consumer-groups --delete-offsets: per partition the broker's answer; a topic a
+    live member subscribes to keeps its offsets (GROUP_SUBSCRIBED_TO_TOPIC), an unknown one
+    too; the others are deleted; exit 1 when any partition failed."""
+    ok(jl("topic", "create", "orders", "--partitions", "3"))
+    ok(jl("topic", "create", "pay"))
+    engine.commit("app", {("orders", 0): 0, ("orders", 1): 0, ("orders", 2): 0,
+                          ("pay", 0): 0})
+    r = ok(jl("group", "delete-offsets", "app", "--topic", "orders:0,1"))
+    assert lines(r) == [
+        "Request succeed for deleting offsets with topic orders:0,1 group app", "",
+        "TOPIC                          PARTITION       STATUS",
+        "orders                         0               Successful",
+        "orders                         1               Successful"]
+    assert engine.committed("app") == {("orders", 2): 0, ("pay", 0): 0}
+    engine.join("app", "m1", ["pay"])
+    r = jl("group", "delete-offsets", "app", "-t", "pay", "-t", "nope", "-t", "orders:9")
+    assert r.exit_code == 1
+    assert lines(r) == [
+        "", "TOPIC                          PARTITION       STATUS",
+        "nope                           Not Provided    Error: Topic 'nope' does not exist as "
+        "expected (UNKNOWN_TOPIC_OR_PARTITION 3)",
+        "orders                         9               Error: This server does not host this "
+        "topic-partition: partition 9 of topic 'orders' is not in the range [0...3). "
+        "(UNKNOWN_TOPIC_OR_PARTITION 3)",
+        "pay                            0               Error: Deleting offsets of a topic is "
+        "forbidden while the consumer group is actively subscribed to it. "
+        "(GROUP_SUBSCRIBED_TO_TOPIC 86)"]
+    assert r.stderr == ("\nError: Encounter some partition level error, see the follow-up "
+                        "details:\n")
+    assert engine.committed("app") == {("orders", 2): 0, ("pay", 0): 0}
+    r = jl("group", "delete-offsets", "app", "-t", "pay", "-t", "orders", "-j")
+    assert r.exit_code == 1 and json.loads(r.stdout) == {"group": "app", "partitions": [
+        {"topic": "orders", "partition": p, "error": None} for p in range(3)] + [
+        {"topic": "pay", "partition": 0, "error": {
+            "error_code": 86, "error_name": "GROUP_SUBSCRIBED_TO_TOPIC",
+            "message": "Deleting offsets of a topic is forbidden while the consumer group is "
+                       "actively subscribed to it."}}]}
+    assert engine.committed("app") == {("pay", 0): 0}
+    before = data_dir_bytes(jl.data, databases_only=True)
+    for args, code, said in [
+        (["nogroup", "-t", "pay"], 1, "Consumer group 'nogroup' does not exist. "
+         "(GROUP_ID_NOT_FOUND 69)"),
+        (["app", "-t", "pay:x"], 2, "invalid value for --topic: Invalid partition 'x' "
+         "specified in topic arg 'pay:x': a partition is a number from 0 to 2147483647"),
+        (["app"], 2, "Missing option '--topic' / '-t'."),
+    ]:
+        r = jl("group", "delete-offsets", *args)
+        assert (r.exit_code, f"{said}\n" in r.stderr) == (code, True), (args, r.stderr)
+    # (refused whole: nothing deleted)
+    assert data_dir_bytes(jl.data, databases_only=True) == before
+
+
 def test_group_ls_describe_set_offsets_rm(jl, engine):
     ok(jl("topic", "create", "orders", "--partitions", "2"))
     engine.produce("orders", [(None, b"x")] * 5, partition=0)
@@ -391,10 +497,7 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
         "             CONSUMER-ID     HOST            CLIENT-ID",
         "billing         orders          0          3               5               2"
         "               -               -               -",
-        "",
-        "GROUP           STATE           #MEMBERS",
-        "billing         Empty           0",
-    ]
+    ]  # (the tool's --describe: the offsets table alone; --state has the state)
     assert r.stderr == "\nConsumer group 'billing' has no active members.\n"
     engine.join("billing", "consumer-1", ["orders"], client_id="app")
     r = ok(jl("group", "describe", "billing"))
@@ -404,7 +507,8 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
         "billing         orders          1          -               0               -"
         "               consumer-1      /127.0.0.1      app",
     ]
-    assert lines(r)[-1] == "billing         Stable          1"
+    assert lines(ok(jl("group", "describe", "billing", "--state"))) == [
+        "", "GROUP           STATE           #MEMBERS", "billing         Stable          1"]
     assert r.stderr == ""
     info = doc(jl("group", "describe", "billing", "-j"))
     assert info["state"] == "Stable"

@@ -10,7 +10,9 @@ only for idempotent records, which jetlink's console producer does not write), F
 the topic, JoinGroup / Heartbeat / LeaveGroup READ on the group, OffsetCommit READ on the
 group then READ on each topic, OffsetFetch and DescribeGroups DESCRIBE on the group (the
 partitions of topics without DESCRIBE left out of the offsets, as OffsetFetch answers them),
-DeleteGroups DELETE on the group, Metadata / ListOffsets DESCRIBE on the topic,
+DeleteGroups DELETE on the group, OffsetDelete DELETE on the group then READ on each topic
+(the others answered TOPIC_AUTHORIZATION_FAILED per partition), Metadata / ListOffsets
+DESCRIBE on the topic,
 DescribeConfigs DESCRIBE_CONFIGS on the topic (kafka-topics --describe asks it), CreateTopics
 CREATE on the cluster or else on the topic. :func:`check_request` raises the refused one's
 Kafka error (TOPIC_AUTHORIZATION_FAILED 29, GROUP_AUTHORIZATION_FAILED 30 ...). ListGroups
@@ -39,7 +41,7 @@ from .errors import KafkaError
 if TYPE_CHECKING:  # pragma: no cover
     from ..store import Cluster
 
-__all__ = ["ANONYMOUS", "MIRROR_NEEDS", "REQUESTS", "check_request", "groups_denied",
+__all__ = ["ANONYMOUS", "MIRROR_NEEDS", "REQUESTS", "authorized", "check_request", "groups_denied",
            "link_principal", "link_read_denied", "mirror_denied", "mirror_refusal", "visible"]
 
 #: Kafka request -> ((operation, resource type), ...), checked in this order
@@ -56,6 +58,7 @@ REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
     "DescribeGroups": (("DESCRIBE", "GROUP"),),
     "DescribeConfigs": (("DESCRIBE_CONFIGS", "TOPIC"),),
     "DeleteGroups": (("DELETE", "GROUP"),),
+    "OffsetDelete": (("DELETE", "GROUP"),),  # then READ on each topic: :func:`authorized`
 }
 
 #: what a link's principal needs on a source topic to mirror it (Confluent's Mirror Topics)
@@ -103,8 +106,18 @@ def visible(cluster: Cluster, principal: str | None, resource_type: str,
     if store is None or store.authorize(principal, "DESCRIBE", "CLUSTER",
                                         CLUSTER_NAME).allowed:
         return names
-    return [n for n in names
-            if store.authorize(principal, "DESCRIBE", resource_type, n).allowed]
+    return authorized(cluster, principal, "DESCRIBE", resource_type, names)
+
+
+def authorized(cluster: Cluster, principal: str | None, operation: str, resource_type: str,
+               names: Iterable[str]) -> list[str]:
+    """``names`` the principal may ``operation`` (the broker's filterByAuthorized: a request
+    naming several topics answers the others with their own error); all for the operator."""
+    names = list(names)
+    store = None if principal is None else _store(cluster)
+    if store is None:
+        return names
+    return [n for n in names if store.authorize(principal, operation, resource_type, n).allowed]
 
 
 # --- cluster links -------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Consumer groups of the Kafka engine: members (join, heartbeat, leave; a member is gone
 once its session timeout passed), Kafka's RangeAssignor, committed offsets (commit with
 Kafka's OffsetCommit membership rule, the internal writes of the mirrors' offset sync and
-clamping), describe with lags and delete (``--reset-offsets``: group_reset.py).
+clamping), describe with lags, delete and offset delete (``--reset-offsets``:
+group_reset.py).
 
 Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
 as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
@@ -36,6 +37,7 @@ __all__ = [
     "committed",
     "committed_all",
     "delete_group",
+    "delete_offsets",
     "describe_group",
     "group_active",
     "groups",
@@ -375,3 +377,70 @@ def delete_group(kafka: TopicStore, group: str) -> None:
         n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount
         if not n:
             raise _unknown_group(conn, group)
+
+
+def delete_offsets(kafka: TopicStore, group: str, scope: Iterable[tuple[str, int | None]]
+                   ) -> list[tuple[str, int | None, KafkaError | None]]:
+    """Kafka's OffsetDelete (``kafka-consumer-groups --delete-offsets``): the committed
+    offsets of ``scope``'s partitions removed from ``group`` ((topic, partition); partition
+    None: every partition of the topic, as the tool asks the topic's partitions first).
+
+    The whole request is refused without DELETE on the group (GROUP_AUTHORIZATION_FAILED)
+    and for a group that does not exist (GROUP_ID_NOT_FOUND). Each partition then gets the
+    broker's answer (KafkaApis handleOffsetDeleteRequest, the coordinator's deleteOffsets):
+    TOPIC_AUTHORIZATION_FAILED without READ on the topic (DESCRIBE for a topic named
+    without partitions), UNKNOWN_TOPIC_OR_PARTITION for a topic or partition that does not
+    exist, GROUP_SUBSCRIBED_TO_TOPIC while a live member is subscribed to the topic, else
+    None: its offset is gone (a partition without one has nothing to remove, no error).
+    Rows ``(topic, partition, error)`` sorted as the tool prints them (partition None: the
+    topic's own error)."""
+    _check_group(group)
+    kafka.authorize("OffsetDelete", group=group)
+    wanted = list(dict.fromkeys(scope))
+    named = {t for t, p in wanted if p is None}
+    described = set(kafka.authorized("DESCRIBE", "TOPIC", sorted(named)))
+    readable = set(kafka.authorized("READ", "TOPIC", sorted({t for t, _p in wanted})))
+    now = kafka.now_ms()
+    out: dict[tuple[str, int | None], KafkaError | None] = {}
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        info = _group(conn, group, now)
+        if info is None:
+            raise _unknown_group(conn, group)
+        counts, _ends = _catalog(conn)
+        subscribed = {t for m in info.members for t in m.topics}
+        for topic, part in wanted:
+            if part is None:  # (the tool's describeTopics of a topic given without partitions)
+                if topic not in described:
+                    out[(topic, None)] = KafkaError("TOPIC_AUTHORIZATION_FAILED", field="topic")
+                elif topic not in counts:
+                    out[(topic, None)] = unknown_topic(topic)
+                else:
+                    out.update(_offset_delete(conn, group, topic, range(counts[topic]),
+                                              topic in readable, topic in subscribed))
+                continue
+            if topic in readable and topic in counts and not 0 <= part < counts[topic]:
+                out[(topic, part)] = unknown_partition(topic, part, counts[topic])
+                continue
+            out.update(_offset_delete(conn, group, topic, [part], topic in readable,
+                                      topic in subscribed, known=topic in counts))
+    return [(t, p, e) for (t, p), e in
+            sorted(out.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1]))]
+
+
+def _offset_delete(conn: Any, group: str, topic: str, parts: Iterable[int], readable: bool,
+                   subscribed: bool, *, known: bool = True
+                   ) -> dict[tuple[str, int | None], KafkaError | None]:
+    """One topic's partitions of :func:`delete_offsets`, in the broker's order of checks."""
+    parts = list(parts)
+    if not readable:
+        return {(topic, p): KafkaError("TOPIC_AUTHORIZATION_FAILED", field="topic")
+                for p in parts}
+    if not known:
+        return {(topic, p): unknown_topic(topic) for p in parts}
+    if subscribed:
+        return {(topic, p): KafkaError("GROUP_SUBSCRIBED_TO_TOPIC", field="topic")
+                for p in parts}
+    conn.executemany("DELETE FROM group_offsets WHERE grp = ? AND topic = ? AND partition = ?",
+                     [(group, topic, p) for p in parts])
+    return {(topic, p): None for p in parts}

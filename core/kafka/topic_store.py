@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from ..clock import Clock, SystemClock
 from ..store import Cluster
-from .authz import check_request, visible
+from .authz import authorized, check_request, visible
 from .tables import KafkaSchema
 from .topic_types import find_topic, get_topic
 
@@ -95,6 +95,10 @@ class TopicStore:
     def visible(self, resource_type: str, names: Iterable[str]) -> list[str]:
         """``names`` :attr:`principal` may DESCRIBE (every one for the operator)."""
         return visible(self.cluster, self.principal, resource_type, names)
+
+    def authorized(self, operation: str, resource_type: str, names: Iterable[str]) -> list[str]:
+        """``names`` :attr:`principal` may ``operation`` (every one for the operator)."""
+        return authorized(self.cluster, self.principal, operation, resource_type, names)
 
     def now_ms(self) -> int:
         return self.clock.now_ns() // 1_000_000

@@ -157,3 +157,4 @@ class Kafka(TopicStore):
     assignment = topic_groups.assignment
     set_offsets = group_reset.set_offsets  # (--reset-offsets: group_reset)
     delete_group = topic_groups.delete_group
+    delete_offsets = topic_groups.delete_offsets
