@@ -224,6 +224,9 @@ def link_activity_line(now: str, r: Any) -> str:
         text += f", created {', '.join(r.created)}"
     if r.stopped:
         text += f", stopped {', '.join(r.stopped)}"
+    for c in r.truncated:
+        text += (f", truncated {c['topic']}-{c['partition']} to "
+                 f"{c['offset_truncated_to']} (its source was)")
     if r.errors:
         text += f", error: {'; '.join(r.errors)}"
     return text
@@ -298,6 +301,14 @@ def render_summary(app: App, doc: dict[str, Any]) -> None:
         return
     if links:
         links_table(app, links, title="Cluster Links")
+        for d in links:  # (mirror partitions cut back after their source: core/kafka/epochs.py)
+            for c in d.get("truncated", []):
+                output.notice(app, f"jetlink: warning: mirror topic {c['topic']} partition "
+                                   f"{c['partition']} truncated to offset "
+                                   f"{c['offset_truncated_to']} "
+                                   f"({_plural(c['messages_truncated'], 'record')} removed): "
+                                   "its source's log was truncated there (truncate-and-restore)"
+                                   "; the mirror copies on from the source")
         output.line(app)
         text = (f"{_plural(len(links), 'link')}: "
                 f"{_plural(sum(d['copied'] for d in links), 'record')} copied, lag "

@@ -63,10 +63,11 @@ def bounded_step(store: DataDir, clock: Clock, on_error: Callable[[Exception], A
 def links_until_idle(store: DataDir, clock: Clock) -> list[Any]:
     """Cluster link steps (mirror topics, config and offset sync) until one moves nothing,
     at most :data:`LINK_ROUNDS`; the last step's reports with the records copied over all
-    steps."""
+    steps (and the mirror partitions cut back over all steps)."""
     from .kafka.mirrors import pump_links
 
     totals: dict[tuple[str, str], list[int]] = {}
+    cuts: dict[tuple[str, str], list[Any]] = {}
     reports: list[Any] = []
     for _ in range(LINK_ROUNDS):
         reports = pump_links(store, clock)
@@ -74,8 +75,10 @@ def links_until_idle(store: DataDir, clock: Clock) -> list[Any]:
             t = totals.setdefault((r.cluster, r.link), [0, 0])
             t[0] += r.copied
             t[1] += r.offsets_synced
+            cuts.setdefault((r.cluster, r.link), []).extend(r.truncated)
         if not any(r.moved for r in reports):
             break
     for r in reports:
         r.copied, r.offsets_synced = totals.get((r.cluster, r.link), [0, 0])
+        r.truncated = cuts.get((r.cluster, r.link), [])
     return reports

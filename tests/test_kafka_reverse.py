@@ -87,6 +87,44 @@ def test_truncate_and_restore_clamps_the_groups_the_truncation_left_beyond_the_l
     assert [r.value for r in west.fetch("orders", 0, 5, 10)] == [b"e1", b"e2"]
 
 
+def test_every_mirror_of_a_truncated_source_follows_the_cut(world):
+    """A third cluster mirrors west's orders (a0..a6), and a fourth mirrors that mirror.
+    West is truncated to 5 by its failback and takes e1, e2 from east: both followers cut
+    their logs back to 5 at their next fetch (the source's epoch of their last fetch ends
+    there: OffsetsForLeaderEpoch) and copy e1, e2; their own offsets of the other partition
+    stay; a mirror that had not fetched past the cut cuts nothing."""
+    dd, clock, west, east = world
+    for name, source in (("c3", "west"), ("c4", "c3")):
+        dd.add_cluster(name, "kafka")
+        Links(dd, name, clock).create("W", source)
+        Mirrors(dd, name, clock).create("orders", "W")
+    followers = [Mirrors(dd, "c3", clock), Mirrors(dd, "c4", clock)]
+    for m in followers:
+        m.step()  # (only these: east keeps a5, a6 uncopied)
+    c3, c4 = Kafka(dd.open("c3"), clock), Kafka(dd.open("c4"), clock)
+    assert values(c3, "orders") == values(c4, "orders") == values(west, "orders")
+    assert len(values(west, "orders")) == 7
+    Mirrors(dd, "east", clock).failover(["orders"], "L")
+    Mirrors(dd, "east", clock).finish_pending()
+    east.produce("orders", [(None, b"e1"), (None, b"e2")], partition=0)
+    assert Mirrors(dd, "west", clock).truncate_and_restore("orders", "L").messages_truncated == 2
+    with sqlite3.connect(dd.path / "west.db") as conn:  # the cut's epoch
+        assert conn.execute("SELECT epoch, start_offset FROM partition_epochs").fetchall() == [
+            (1, 5)]
+    Mirrors(dd, "west", clock).step()  # west copies e1, e2 from east
+    reports = [r for m in followers for r in m.step()]
+    cut = [{"topic": "orders", "partition": 0, "offset_truncated_to": 5,
+            "messages_truncated": 2}]
+    # (c4 fetched in c3's epoch 0, which c3's cut ended at 5: c4 follows c3 in turn)
+    assert [(r.cluster, r.truncated) for r in reports] == [("c3", cut), ("c4", cut)]
+    want = [b"a0", b"a1", b"a2", b"a3", b"a4", b"e1", b"e2"]
+    assert values(west, "orders") == values(c3, "orders") == values(c4, "orders") == want
+    assert values(c3, "orders", 1) == values(c4, "orders", 1) == [b"b0", b"b1", b"b2"]
+    for m in followers:
+        assert m.describe("orders", "W").mirror_status == ACTIVE
+        assert [r.truncated for r in m.step()] == [[]]  # (in step now: nothing more to cut)
+
+
 @pytest.mark.parametrize("paused", [True, False])
 def test_reverse_stops_clamps_truncates_and_mirrors_the_other_way(world, paused):
     dd, clock, west, east = world
@@ -692,3 +730,37 @@ def test_a_reverse_killed_at_each_step_is_finished_by_running_it_again(cli, poin
         "a0", "a1", "a2", "a3", "a4", "e0"]
     again = cli(*args[2:])  # and once finished, it is done: refused
     assert again.exit_code == 1 and "has already stopped its mirror" in again.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_replicate_says_which_mirror_partitions_followed_their_sources_cut(cli, cli_clock,
+                                                                            as_json):
+    """A mirror of west (cluster c3) that copied a5, a6 before west's failback cut them:
+    `replicate` cuts it back too, says so on stderr, and lists the cut in its JSON."""
+    dd = DataDir(cli.data)
+    try:
+        dd.add_cluster("c3", "kafka")
+        Links(dd, "c3", cli_clock).create("W", "west")
+        Mirrors(dd, "c3", cli_clock).create("orders", "W")
+        Mirrors(dd, "c3", cli_clock).step()
+        Mirrors(dd, "east", cli_clock).failover(["orders"], "L")
+        Mirrors(dd, "east", cli_clock).finish_pending()
+        Kafka(dd.open("east"), cli_clock).produce("orders", [(None, b"e1")], partition=0)
+        Mirrors(dd, "west", cli_clock).truncate_and_restore("orders", "L")
+    finally:
+        dd.close()
+    if as_json:
+        links = {(d["cluster"], d["link"]): d for d in doc(cli("replicate", "-j"))["links"]}
+        assert links[("c3", "W")]["truncated"] == [
+            {"topic": "orders", "partition": 0, "offset_truncated_to": 5,
+             "messages_truncated": 2}]
+        assert "truncated" not in links[("west", "L")]
+    r = cli("replicate")
+    assert r.exit_code == 0, r.output
+    assert r.stderr == "" if as_json else r.stderr == (
+        "jetlink: warning: mirror topic orders partition 0 truncated to offset 5 (2 records "
+        "removed): its source's log was truncated there (truncate-and-restore); the mirror "
+        "copies on from the source\n")
+    assert _consume(cli, "c3") == _consume(cli, "west") == [
+        (0, 0, "a0"), (0, 1, "a1"), (0, 2, "a2"), (0, 3, "a3"), (0, 4, "a4"), (0, 5, "e1"),
+        (1, 0, "b0"), (1, 1, "b1"), (1, 2, "b2")]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import mirror_promote
 from .authz import link_read_denied
+from .epochs import current_epoch
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_copy import initial_offset, write_offsets
@@ -59,8 +60,9 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
     li, created, row = _bulk_mirror(m, topic, link)
     src, source_topic, s_id, s_parts = _bulk_source(m, li, link, row)
     d_id, parts = _hold(m, topic, link, created, (src, source_topic, s_parts))
-    with src._schema.read() as sconn:  # what the cut holds (rows in)
+    with src._schema.read() as sconn:  # what the cut holds (rows in), in which epoch
         for bp in parts:
+            bp.epoch = current_epoch(sconn, s_id, bp.partition)
             if bp.end > bp.first:
                 bp.records = sconn.execute(
                     "SELECT count(*) FROM records WHERE id >= ? AND id < ?",
@@ -332,8 +334,9 @@ def bulk_finish(m: MirrorState, plan: BulkPlan, *, failover: bool = False) -> Bu
             [(bp.cursor, plan.mirror_rowid, bp.partition) for bp in plan.partitions])
         conn.executemany(
             "UPDATE mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
-            "last_fetch_ms = ? WHERE topic = ? AND partition = ?",
-            [(bp.cursor, bp.end, now, plan.topic, bp.partition) for bp in plan.partitions])
+            "last_fetch_ms = ?, source_epoch = ? WHERE topic = ? AND partition = ?",
+            [(bp.cursor, bp.end, now, bp.epoch, plan.topic, bp.partition)
+             for bp in plan.partitions])
         conn.execute("UPDATE mirrors SET paused = 0 WHERE topic = ?", (plan.topic,))
     for bp in plan.partitions:
         bp.written = bp.cursor

@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .authz import groups_denied
+from .epochs import current_epoch, epoch_end, truncate_partition
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_model import (
@@ -229,12 +230,16 @@ def initial_offset(src: Any, source_topic: str, partition: int, start: str | int
 
 
 def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int | None
-                 ) -> int:
+                 ) -> tuple[int, list[dict[str, Any]]]:
     """Copy what the source partitions have beyond the mirror's log end (one
-    transaction of the destination, the source database attached)."""
+    transaction of the destination, the source database attached), each partition first
+    cut back where its source's log was cut since its last fetch (core/kafka/epochs.py).
+    Returns (records copied, the cuts: ``{topic, partition, offset_truncated_to,
+    messages_truncated}``)."""
     topic, source_topic, spec, started = row[0], row[2], row[11], row[12]
     conn = m.cl.conn
     copied = 0
+    cuts: list[dict[str, Any]] = []
     with attached(m, li.source_cluster):
         conn.execute("BEGIN")
         try:
@@ -243,29 +248,38 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
                 s_id = m._topic_rowid(source_topic, ATTACHED, conn)
             except KafkaError:
                 conn.execute("COMMIT")
-                return 0
+                return 0, cuts
             d_id = m._topic_rowid(topic, "main", conn)
             s_parts = {p: (a, b) for p, a, b in conn.execute(
                 f"SELECT partition, log_start, log_end FROM {ATTACHED}.partitions "
                 "WHERE topic = ?", (s_id,))}
-            d_parts = {p: (a, b, n) for p, a, b, n in conn.execute(
-                "SELECT partition, log_start, log_end, bytes FROM main.partitions "
-                "WHERE topic = ?", (d_id,))}
+            parts = [p for (p,) in conn.execute("SELECT partition FROM main.partitions WHERE "
+                                                "topic = ? ORDER BY partition", (d_id,))]
+            fetched = dict(conn.execute("SELECT partition, source_epoch FROM "
+                                        "main.mirror_partitions WHERE topic = ?", (topic,)))
             now = now_ms(m.clock)
             start = parse_start_offset_spec(spec) if not started else None
             budget = max_records
             fetch_rows = []
-            for p in sorted(d_parts):
+            for p in parts:
                 if p not in s_parts:
                     continue
+                cut = _follow_cut(conn, (s_id, d_id, p), fetched.get(p))
+                if cut is not None:
+                    cuts.append({"topic": topic, "partition": p, "offset_truncated_to": cut[0],
+                                 "messages_truncated": cut[1]})
+                d_row = conn.execute("SELECT log_start, log_end, bytes FROM main.partitions "
+                                     "WHERE topic = ? AND partition = ?", (d_id, p)).fetchone()
                 n, m_end, budget = _copy_partition(
-                    conn, src, source_topic, (s_id, d_id, p), s_parts[p], d_parts[p], start,
+                    conn, src, source_topic, (s_id, d_id, p), s_parts[p], d_row, start,
                     budget)
                 copied += n
-                fetch_rows.append((m_end, s_parts[p][1], now, topic, p))
+                fetch_rows.append((m_end, s_parts[p][1], now,
+                                   current_epoch(conn, s_id, p, ATTACHED), topic, p))
             conn.executemany(
                 "UPDATE main.mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
-                "last_fetch_ms = ? WHERE topic = ? AND partition = ?", fetch_rows)
+                "last_fetch_ms = ?, source_epoch = ? WHERE topic = ? AND partition = ?",
+                fetch_rows)
             if not started:
                 conn.execute("UPDATE main.mirrors SET started = 1 WHERE topic = ?", (topic,))
             conn.execute("COMMIT")
@@ -273,7 +287,25 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-    return copied
+    return copied, cuts
+
+
+def _follow_cut(conn: Any, ids: tuple[int, int, int], epoch: int | None
+                ) -> tuple[int, int] | None:
+    """Inside :func:`copy_records`' transaction: where the source partition's epoch of the
+    mirror's last fetch ends (OffsetsForLeaderEpoch), when the mirror holds offsets past it
+    (its source was cut back and may hold other records there since), the mirror partition
+    is cut back to it as well (a new epoch of its own: its mirrors follow in turn).
+    Returns (the offset cut to, records removed), None when nothing diverged."""
+    s_id, d_id, p = ids
+    if epoch is None:  # never fetched (or before epochs were kept): nothing to compare
+        return None
+    end = epoch_end(conn, s_id, p, epoch, ATTACHED)
+    m_end = conn.execute("SELECT log_end FROM main.partitions WHERE topic = ? AND "
+                         "partition = ?", (d_id, p)).fetchone()[0]
+    if end is None or end >= m_end:
+        return None
+    return end, truncate_partition(conn, d_id, p, end)[0]
 
 
 def record_source_ends(m: MirrorState, rows: Sequence[tuple], src: Any) -> int:

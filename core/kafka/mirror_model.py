@@ -161,6 +161,10 @@ SCHEMA_STEPS: list[list[str]] = [
     # deleted and created again under its name is another topic, never copied on (NULL: made
     # before this step, not checked).
     ["ALTER TABLE mirrors ADD COLUMN source_topic_id TEXT"],
+    # The source partition's epoch at the last fetch (core/kafka/epochs.py: where it ends
+    # in the source's history is where the mirror's log stops being the source's; NULL:
+    # never fetched since this step, taken at the next fetch).
+    ["ALTER TABLE mirror_partitions ADD COLUMN source_epoch INTEGER"],
 ]
 
 # the source database's name on the destination connection while records or offsets are copied
@@ -310,10 +314,14 @@ class LinkReport:
     stopped: list[str] = field(default_factory=list)
     clamps: list[OffsetClamp] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # mirror partitions cut back where their source's log was cut (core/kafka/epochs.py):
+    # {topic, partition, offset_truncated_to, messages_truncated}
+    truncated: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def moved(self) -> bool:
-        return bool(self.copied or self.created or self.offsets_synced or self.stopped)
+        return bool(self.copied or self.created or self.offsets_synced or self.stopped
+                    or self.truncated)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -329,6 +337,8 @@ class LinkReport:
             out["stopped"] = self.stopped
         if self.clamps:
             out["clamps"] = [c.to_json() for c in self.clamps]
+        if self.truncated:
+            out["truncated"] = self.truncated
         if self.errors:
             out["errors"] = self.errors
         return out
@@ -347,6 +357,7 @@ class BulkPartition:
     records: int = 0
     written: int = 0
     rows: int = 0
+    epoch: int = 0  # the source partition's epoch when the cut was taken (epochs.py)
 
     @property
     def cursor(self) -> int:

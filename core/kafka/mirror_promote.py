@@ -380,7 +380,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     failed over: truncate it per partition to the log end offsets at which that mirror
     stopped, then resume mirroring from there (``paused``: the new mirror starts PAUSED,
     in the same transaction)."""
-    from .topic_records import record_key, records_bytes
+    from .epochs import truncate_partition
 
     li, src = _source_named(m, link, "truncate-and-restore", topic)
     if src is None:
@@ -411,18 +411,10 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     t_id = m._topic_rowid(topic)
     now = now_ms(m.clock)
     with m._schema.write() as conn:
-        for part in parts:
-            to = part["offset_truncated_to"]
-            lo, hi = (record_key(t_id, part["partition"], to),
-                      record_key(t_id, part["partition"] + 1, 0))
-            cnt = (conn.execute("SELECT count(*) FROM records WHERE id >= ? AND id < ?",
-                                (lo, hi)).fetchone()[0], records_bytes(conn, lo, hi))
-            part["messages_truncated"] = cnt[0]
-            conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (lo, hi))
-            conn.execute("UPDATE partitions SET log_end = ?, log_start = min(log_start, ?),"
-                         " bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), "
-                         "clean_bytes = 0 WHERE topic = ? AND partition = ?",
-                         (to, to, cnt[1], to, t_id, part["partition"]))
+        for part in parts:  # (a new epoch where records went: the topic's other mirrors
+            # follow the cut, core/kafka/epochs.py)
+            part["messages_truncated"] = truncate_partition(
+                conn, t_id, part["partition"], part["offset_truncated_to"])[0]
         conn.executemany(
             "UPDATE group_offsets SET committed = ?, commit_ms = ? WHERE grp = ? AND "
             "topic = ? AND partition = ? AND committed > ?",

@@ -92,7 +92,9 @@ def step_link(m: MirrorState, li: Any, max_records: int | None) -> LinkReport:
         m.links.record_run(li.name, "TopicConfigsSync", now)
     for r in active:
         try:
-            rep.copied += copy_records(m, li, src, r, max_records)
+            copied, cuts = copy_records(m, li, src, r, max_records)
+            rep.copied += copied
+            rep.truncated += cuts
         except (KafkaError, sqlite3.Error) as err:
             rep.errors.append(f"{r[0]}: {err}")
     paused = [r for r in rows if r[3] == PAUSED and not (

@@ -242,6 +242,7 @@ def delete_topic(kafka: TopicStore, name: str) -> None:
         lo, hi = topic_range(t.rowid)
         conn.execute("DELETE FROM records WHERE id >= ? AND id < ?", (lo, hi))
         conn.execute("DELETE FROM partitions WHERE topic = ?", (t.rowid,))
+        conn.execute("DELETE FROM partition_epochs WHERE topic = ?", (t.rowid,))
         conn.execute("DELETE FROM topics WHERE id = ?", (t.rowid,))
         conn.execute("DELETE FROM group_offsets WHERE topic = ?", (name,))
 

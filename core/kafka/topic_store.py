@@ -68,6 +68,15 @@ SCHEMA_STEPS: list[list[str]] = [
         " session_timeout_ms INTEGER NOT NULL,"
         " PRIMARY KEY(grp, member)) WITHOUT ROWID",
     ],
+    # a partition's epochs where its log was cut back (core/kafka/epochs.py)
+    [
+        "CREATE TABLE partition_epochs ("
+        " topic INTEGER NOT NULL,"
+        " partition INTEGER NOT NULL,"
+        " epoch INTEGER NOT NULL,"
+        " start_offset INTEGER NOT NULL,"
+        " PRIMARY KEY(topic, partition, epoch)) WITHOUT ROWID",
+    ],
 ]
 
 

@@ -1,0 +1,67 @@
+"""Leader epochs of a partition's log, as far as a log can diverge in the engine: a log cut
+back (truncate-and-restore, or a mirror following its source's cut) starts a new epoch at the
+offset it was cut to, as a new leader's epoch starts at its log end in Kafka's
+LeaderEpochFileCache. A mirror partition keeps the source's epoch of its last fetch; before
+copying on, it asks where that epoch ends in the source's history (Kafka's
+OffsetsForLeaderEpoch, which a follower asks before fetching after a leader change) and cuts
+its own log back there when it holds more: the records past that offset are not the
+source's any more, and the copy continues from it. So every mirror of a topic, not only the
+one failed back, follows a cut of its source, and a mirror of a mirror follows in turn.
+
+Table ``partition_epochs`` (schema component ``kafka``): ``(topic rowid, partition, epoch,
+start offset)``; a partition with no row is in epoch 0 from its first offset. Only the
+engine's own cuts add rows; retention and compaction never do (they remove no offset a
+mirror could hold differently).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .topic_records import partition_range, record_key, records_bytes
+
+__all__ = ["current_epoch", "epoch_end", "truncate_partition"]
+
+
+def current_epoch(conn: Any, topic_rowid: int, partition: int, db: str = "main") -> int:
+    """The partition's epoch now (0 when its log was never cut back); ``db``: the schema
+    holding it (a source attached to a destination's connection)."""
+    row = conn.execute(f"SELECT max(epoch) FROM {db}.partition_epochs WHERE topic = ? AND "
+                       "partition = ?", (topic_rowid, partition)).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def epoch_end(conn: Any, topic_rowid: int, partition: int, epoch: int,
+              db: str = "main") -> int | None:
+    """Where ``epoch`` ends in the partition's history: the start offset of the first later
+    epoch (OffsetsForLeaderEpoch's end offset), None while ``epoch`` is the current one."""
+    row = conn.execute(f"SELECT min(start_offset) FROM {db}.partition_epochs WHERE topic = ? "
+                       "AND partition = ? AND epoch > ?", (topic_rowid, partition, epoch)
+                       ).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def truncate_partition(conn: Any, topic_rowid: int, partition: int, to: int) -> tuple[int, int]:
+    """Cut the partition's log (schema ``main``) back to offset ``to``: its records from
+    ``to`` on are removed, its log end becomes ``to`` (its log start too when past it), and
+    when that removed offsets a new epoch starts at ``to`` (the later epochs' entries go:
+    those offsets are no more). Inside the caller's write transaction. Returns (records
+    removed, their bytes)."""
+    lo, hi = record_key(topic_rowid, partition, to), partition_range(topic_rowid, partition)[1]
+    count = conn.execute("SELECT count(*) FROM main.records WHERE id >= ? AND id < ?",
+                         (lo, hi)).fetchone()[0]
+    size = records_bytes(conn, lo, hi)
+    end = conn.execute("SELECT log_end FROM main.partitions WHERE topic = ? AND partition = ?",
+                       (topic_rowid, partition)).fetchone()
+    conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?", (lo, hi))
+    conn.execute("UPDATE main.partitions SET log_end = ?, log_start = min(log_start, ?), "
+                 "bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), clean_bytes = 0 "
+                 "WHERE topic = ? AND partition = ?",
+                 (to, to, size, to, topic_rowid, partition))
+    if end is not None and end[0] > to:
+        epoch = current_epoch(conn, topic_rowid, partition) + 1
+        conn.execute("DELETE FROM main.partition_epochs WHERE topic = ? AND partition = ? AND "
+                     "start_offset > ?", (topic_rowid, partition, to))
+        conn.execute("INSERT INTO main.partition_epochs(topic, partition, epoch, start_offset) "
+                     "VALUES (?, ?, ?, ?)", (topic_rowid, partition, epoch, to))
+    return int(count), int(size)
