@@ -358,7 +358,8 @@ def alter(
     """Change a link's configurations.
 
     cluster.link.paused=true pauses the link (its mirrors become PAUSED), false resumes
-    it; auto.create.mirror.topics.enable=false also clears the topic filters;
+    it; auto.create.mirror.topics.enable=false also clears the topic filters (and
+    consumer.offset.sync.enable or acl.sync.enable turned off, their filters);
     cluster.link.prefix cannot change. With --json: the link as links describe --json.
     """
     app = App.of(ctx)

@@ -538,6 +538,33 @@ def test_disabling_auto_create_clears_the_topic_filters(links):
     assert info.config.to_json() == {}
 
 
+ACLS_ALL = ('{"aclFilters":[{"resourceFilter":{"resourceType":"any","patternType":"any"},'
+            '"accessFilter":{"operation":"any","permissionType":"any"}}]}')
+
+
+@pytest.mark.parametrize(("enable", "filters", "value"), [
+    ("consumer.offset.sync.enable", G, ALL), ("acl.sync.enable", "acl.filters", ACLS_ALL)])
+@pytest.mark.parametrize("how", ["false", "delete"])
+def test_disabling_offset_or_acl_sync_clears_its_filters(links, enable, filters, value, how):
+    """Confluent Cloud ("Configure and Manage Cluster Links"): a feature with filters
+    disabled after it was enabled has its filters cleared; enabling it again needs them
+    again (never the old ones silently)."""
+    links.create("L", "east", {enable: "true", filters: value})
+    info = (links.alter("L", {enable: "false"}) if how == "false"
+            else links.alter("L", delete=[enable]))
+    assert info.config.to_json() == ({enable: "false"} if how == "false" else {})
+    assert refused(links.alter, "L", {enable: "true"}).field == filters
+    # disabling it and giving filters in one request: which wins is not guessed
+    links.create("N", "east", {enable: "true", filters: value})
+    err = refused(links.alter, "N", {enable: "false", filters: value})
+    assert err.description == (f"{enable}=false clears {filters}: do not set both in one "
+                               "request")
+    assert links.get("N").config.get(enable) == "true"
+    # filters given while the feature is off (never enabled) are kept: nothing to clear
+    links.create("M", "east", {enable: "false", filters: value})
+    assert links.get("M").config.get(filters) == value
+
+
 def test_offset_sync_needs_filters_on_alter_too(links):
     links.create("L", "east", {"consumer.offset.sync.enable": "true", G: ALL})
     err = refused(links.alter, "L", delete=[G])

@@ -16,7 +16,9 @@ of a create or an alter):
   ``auto.create.mirror.topics.enable=true`` needs ``auto.create.mirror.topics.filters``;
 - setting ``auto.create.mirror.topics.enable=false`` (or deleting it) clears the topic
   filters (Confluent's documentation: "Setting this option to false disables mirror topic
-  creation and clears any existing filters");
+  creation and clears any existing filters"); so does disabling consumer offset sync or ACL
+  sync once enabled, their group and ACL filters (Confluent Cloud's "Configure and Manage
+  Cluster Links": a feature with filters disabled after it was enabled clears them);
 - ``cluster.link.prefix``: at most 12 characters of topic names, set only at creation;
 - connection settings (:data:`CONNECTION_CONFIGS`: ``bootstrap.servers``,
   ``security.protocol``, ``sasl.*``, ``ssl.*``, ``local.``-prefixed ones, as a Confluent link
@@ -175,6 +177,10 @@ PREFIX_KEY = "cluster.link.prefix"
 # decides which side copies (a destination link turned into a source one would strand its
 # mirror topics, still copying).
 FIXED_KEYS = (PREFIX_KEY, "link.mode")
+#: (the switch of a link feature, the filters it reads): disabling one clears its filters
+FEATURE_FILTERS = (("auto.create.mirror.topics.enable", "auto.create.mirror.topics.filters"),
+                   ("consumer.offset.sync.enable", "consumer.offset.group.filters"),
+                   ("acl.sync.enable", "acl.filters"))
 MAX_PREFIX_LENGTH = 12
 INT_MAX = 2**31 - 1  # Kafka's INT configs
 
@@ -650,17 +656,21 @@ class LinkConfig:
                     "link is created (delete the link and create it again)",
                     field=key,
                 )
-        auto = "auto.create.mirror.topics.enable"
-        topic_filters = "auto.create.mirror.topics.filters"
-        disabled = new.get(auto) == "false" or (auto in delete and auto not in new)
-        if disabled:
-            if new.get(topic_filters):
+        # Confluent: a feature with filters disabled clears its filters ("Setting this option
+        # to false disables mirror topic creation and clears any existing filters"; for
+        # offset and ACL sync once they were enabled)
+        for enable, filters in FEATURE_FILTERS:
+            disabled = new.get(enable) == "false" or (enable in delete and enable not in new)
+            if not disabled or (enable != "auto.create.mirror.topics.enable" and (
+                    base is None or base.get(enable) != "true")):
+                continue
+            if new.get(filters):
                 raise KafkaError(
                     "INVALID_CONFIG",
-                    f"{auto}=false clears {topic_filters}: do not set both in one request",
-                    field=topic_filters,
+                    f"{enable}=false clears {filters}: do not set both in one request",
+                    field=filters,
                 )
-            values.pop(topic_filters, None)  # Confluent: false clears any existing filters
+            values.pop(filters, None)
         cfg = cls(values)
         cfg._check_rules()
         return cfg
