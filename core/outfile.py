@@ -15,6 +15,9 @@ One rule for every such option, by what is at the path:
   it is open on (a log file the caller redirected stdout to is appended to, never
   replaced nor truncated).
 - a directory, a socket or a block device: refused (a usage error, exit 2), nothing written.
+- a SQLite database, or the write-ahead log or shared-memory file beside one (a data
+  directory's cluster database above all, ``-o data/local.db`` typed for ``-o data/local.toml``):
+  refused the same way, never replaced by text: what it held would be gone.
 
 A write that fails (``/dev/full``, a full disk, a directory without write permission) is a
 one-line error naming the path and the system's reason (exit 1); a temporary file is removed.
@@ -65,7 +68,44 @@ def write_output(path: str | os.PathLike[str], text: str, *, new_mode: int | Non
         if not stat.S_ISREG(st.st_mode):
             _write_through(path, data)
             return
+        database = _database_file(path)
+        if database is not None:
+            raise UsageError(
+                f"cannot write {os.fspath(path)}: it is {database}: it is never replaced by a "
+                "command's output (what it holds would be lost); name another file")
     _replace(path, data, st, new_mode)
+
+
+#: the first bytes of a SQLite database file, and of its write-ahead log (either byte order)
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+
+
+def _database_file(path: str | os.PathLike[str]) -> str | None:
+    """What a regular file at ``path`` is when it is a SQLite database, or the ``-wal`` /
+    ``-shm`` file of one (the database beside it, by name), else None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return None  # (unreadable: the write itself says why it fails)
+    if head == _SQLITE_MAGIC:
+        return "a SQLite database (a jetlink data directory's cluster database, or another's)"
+    real = os.path.realpath(path)
+    for suffix in ("-wal", "-shm", "-journal"):
+        if real.endswith(suffix) and _is_database(real[:-len(suffix)]):
+            return f"the {suffix[1:]} file of SQLite database {real[:-len(suffix)]}"
+    if head[:4] in _WAL_MAGIC:
+        return "a SQLite write-ahead log"
+    return None
+
+
+def _is_database(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == _SQLITE_MAGIC
+    except OSError:
+        return False
 
 
 _STD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}

@@ -236,3 +236,36 @@ def test_a_name_of_an_open_descriptor_is_written_to_it_never_replaced(tmp_path):
                         f"write_output('/dev/fd/{f9.fileno()}', 'nine\\n')"],
                        pass_fds=(f9.fileno(),), check=True, timeout=60)
     assert other.read_text() == "nine\n"
+
+
+@pytest.mark.parametrize("args", [
+    *(WRITERS[name][0] for name in WRITERS),
+    ("stream", "add", "T", "--subjects", "t", "--defaults", "--output"),
+    ("consumer", "add", "S", "C", "--defaults", "--output"),
+])
+@pytest.mark.parametrize("which", ["local.db", "other.db-wal", "elsewhere.sqlite"])
+def test_a_sqlite_database_is_never_replaced(jl, args, which):
+    """`-o data/local.db` typed for `-o data/local.toml`: a SQLite database (a cluster's
+    first of all), or the write-ahead log beside one, is refused (exit 2; a check's bad
+    command line 3) and keeps every byte; the cluster still answers."""
+    import sqlite3
+
+    if which == "local.db":
+        path = jl.data / which
+    else:  # (any SQLite database, not only a data directory's; a -wal file by its name)
+        db = jl.tmp / which.removesuffix("-wal")
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE t(x)")
+        conn.commit()
+        conn.close()
+        path = jl.tmp / which
+        if which.endswith("-wal"):
+            path.write_bytes(b"not yet a log")
+    before = path.read_bytes()
+    res = jl(*args, str(path))
+    code = 3 if "check" in args else 2
+    assert res.exit_code == code, (res.stdout, res.stderr)
+    assert res.stderr.startswith(f"jetlink: error: cannot write {path}: it is ")
+    assert "is never replaced by a command's output" in res.stderr
+    assert path.read_bytes() == before
+    ok(jl("stream", "info", "S"))
