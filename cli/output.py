@@ -250,8 +250,9 @@ def table(
     no_wrap: Iterable[str] = (),
     min_width: Mapping[str, int] | None = None,
 ) -> None:
-    """A table with a header row; cells are plain text (no Rich markup is interpreted); an
-    empty row draws a rule between the rows before and after it.
+    """A table with a header row; cells are plain text (no Rich markup is interpreted; a
+    control character is shown escaped, :func:`visible`); an empty row draws a rule between
+    the rows before and after it.
 
     On a terminal the table fits its width: columns named in ``no_wrap`` keep their values
     on one line, the others wrap (not below ``min_width[column]``).
@@ -271,7 +272,8 @@ def table(
         if not row:  # an empty row: a rule between two sections of the table
             tbl.add_section()
             continue
-        tbl.add_row(*(Text(c if isinstance(c, str) else format_value(c)) for c in row))
+        tbl.add_row(*(Text(visible(c if isinstance(c, str) else format_value(c)))
+                      for c in row))
     console = app.out
     with stdout_writes():
         if console.is_terminal:
@@ -282,6 +284,18 @@ def table(
             unbounded = console.options.update(max_width=100_000)
             width = console.measure(tbl, options=unbounded).maximum
             make_console(console.file, width=max(width, console.width)).print(tbl)
+
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+_CONTROLS.update({0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"})
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters (C0, DEL, C1) written as escapes (``\\n``,
+    ``\\x1b``): a name that holds one (Kafka takes any string for a principal or a topic
+    pattern) shows what it holds, never moves the cursor, colours the terminal or splits a
+    table row."""
+    return text.translate(_CONTROLS) if any(ord(c) in _CONTROLS for c in text) else text
 
 
 # -- errors ---------------------------------------------------------------------------------

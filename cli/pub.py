@@ -512,9 +512,12 @@ def _publish(js: Any, msgs: list[tuple[str, bytes, dict[str, list[str]] | None]]
     return acks
 
 
-# a refused publish's header and what it expected (the server's text names the stream's side)
+# a refused publish's header and what it expected (the server's text names the stream's
+# side), or the header whose value the server refused (its text names neither)
 _EXPECTED = {10071: ("Nats-Expected-Last-Sequence", "Nats-Expected-Last-Subject-Sequence"),
-             10070: ("Nats-Expected-Last-Msg-Id",), 10060: ("Nats-Expected-Stream",)}
+             10070: ("Nats-Expected-Last-Msg-Id",), 10060: ("Nats-Expected-Stream",),
+             10165: ("Nats-TTL",), 10189: ("Nats-Schedule",),
+             10203: ("Nats-Schedule-Source",)}
 
 
 def _refusal_detail(js: Any, code: int, subject: str, headers: dict[str, list[str]]

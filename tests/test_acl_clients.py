@@ -230,3 +230,15 @@ def test_a_bad_principal_is_a_usage_error(kw, principal):
     assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "principal" in r.stderr and "Traceback" not in r.stderr
     assert log_end(kw) == 2
+
+
+def test_control_characters_in_a_name_are_shown_escaped(kw):
+    """Kafka takes any string for a principal or a pattern: a table shows its control
+    characters escaped (cli/output.py visible), one row per line, no terminal codes."""
+    ok(kw("acls", "add", "--principal", "User:x\ny", "--operation", "read", "--topic",
+          "t\x1b[31mRED"))
+    out = ok(kw("acls", "ls")).stdout
+    assert "\x1b" not in out and "t\\x1b[31mRED" in out and "User:x\\ny" in out
+    # (the JSON keeps the names as they are)
+    assert [(a["resource_name"], a["principal"]) for a in doc(kw("acls", "ls", "-j"))["data"]
+            ] == [("t\x1b[31mRED", "User:x\ny")]

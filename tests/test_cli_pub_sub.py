@@ -168,6 +168,25 @@ def test_a_refused_expectation_names_its_header(jl, header, line):
     assert r.exit_code == 1 and "detail" not in json.loads(r.stdout)["error"], r.stdout
 
 
+@pytest.mark.parametrize(("args", "line"), [
+    (["sch.a", "v", "-H", "Nats-TTL:bogus"], "invalid per-message TTL (10165): the message's "
+     "Nats-TTL: bogus"),
+    (["sch.a", "v", "--schedule-dest", "sch.b", "--schedule-cron", "bogus"],
+     "message schedules pattern is invalid (10189): the message's Nats-Schedule: bogus"),
+    (["sch.a", "v", "--schedule-dest", "sch.b", "--schedule-cron", "@every 1m",
+      "--schedule-source", "a..b"], "message schedules source is invalid (10203): the "
+     "message's Nats-Schedule-Source: a..b"),
+])
+def test_a_refused_header_value_is_named(jl, args, line):
+    """The server's text says what is wrong, not with what: the error line names the header
+    (the flag that set it) and its value; nothing is stored."""
+    ok(jl("stream", "add", "SCH", "--subjects", "sch.>", "--defaults", "--allow-msg-ttl",
+          "--allow-schedules"))
+    r = jl("pub", *args)
+    assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {line}\n")
+    assert doc(jl("stream", "info", "SCH", "-j"))["state"]["messages"] == 0
+
+
 def test_pub_body_from_stdin(jl):
     assert doc(jl("pub", "orders.new", "-j", input="from stdin\n")) == {
         "stream": "ORDERS",

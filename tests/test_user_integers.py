@@ -70,7 +70,8 @@ CASES = [
      "wrong last sequence: 0 (10071): the message's Nats-Expected-Last-Sequence: {n}"),
     (["pub", "s.a", "x", "-H", "Nats-Expected-Last-Subject-Sequence:{n}"], 1,
      "wrong last sequence: 0 (10071): the message's Nats-Expected-Last-Subject-Sequence: {n}"),
-    (["pub", "s.a", "x", "-H", "Nats-TTL:{n}s"], 1, "invalid per-message TTL (10165)"),
+    (["pub", "s.a", "x", "-H", "Nats-TTL:{n}s"], 1, "invalid per-message TTL (10165): the "
+     "message's Nats-TTL: {v}"),
     (["pub", "s.a", "x", "-H", "Nats-Batch-Id:b", "-H", "Nats-Batch-Sequence:{n}"], 1,
      "atomic publish is disabled (10174)"),
 ]
@@ -78,8 +79,10 @@ CASES = [
 
 def _quoted(args: list[str], n: str) -> str:
     """The text the message quotes: the argument holding the number (a -c value: the
-    number alone, as Kafka's text quotes the value)."""
+    number alone, as Kafka's text quotes the value; a Nats-TTL header: its value)."""
     arg = next(a for a in args if "{n}" in a).replace("{n}", n)
+    if arg.startswith("Nats-TTL:"):
+        return arg.split(":", 1)[1]
     return arg.split("=", 1)[1] if "=" in arg else arg
 
 
