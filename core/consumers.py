@@ -1188,13 +1188,26 @@ class ConsumerEngine:
 
     def retention_changed(self, stream: str) -> None:
         """After an update from limits to interest retention: each consumer's acknowledged
-        messages (up to its ack floor) are acked again under the new retention, so those no
-        consumer still needs go (nats-server's ``checkStateForInterestStream``)."""
+        messages are acked again under the new retention, so those no consumer still needs
+        go (nats-server's ``checkStateForInterestStream``): the messages of its filter up to
+        its ack floor, and past it up to its last delivery those no longer pending (acked
+        out of order). A message no consumer's filter matches is never acked: it stays, as
+        on the server."""
         s = self._session(stream)
         for rec in list(s.recs.values()):
-            floor = min(rec.state.asflr, s.view.last_seq)
-            if floor >= s.view.first_seq:
-                s.acked(range(s.view.first_seq, floor + 1))
+            st = rec.state
+            floor = min(st.asflr, s.view.last_seq)
+            last = min(max(floor, st.delivered_s if st.pending else 0), s.view.last_seq)
+            filters = filters_of(rec.config)
+            match = SubjectFilter(filters).matches if filters else None
+            seqs = []
+            for seq in range(max(s.view.first_seq, 1), last + 1):
+                if seq > floor and seq in st.pending:
+                    continue
+                msg = s.view.load(seq) if match is not None else None
+                if match is None or (msg is not None and match(msg.subject)):
+                    seqs.append(seq)
+            s.acked(seqs)
         s.save()
 
     def info(self, stream: str, name: str) -> ConsumerInfo:

@@ -631,3 +631,29 @@ def test_update_from_limits_to_interest_removes_what_every_consumer_acked(js):
     for m in js.fetch("X", "b", 2):
         js.ack("X", "b", m.seq)
     assert js.state("X").first_seq == 5
+
+
+def test_update_to_interest_acks_only_what_each_consumer_s_filter_matches(js):
+    """checkStateForInterestStream walks the consumer's filter: a message no consumer's
+    filter matches is never acked and stays (the server keeps u.b: 2 messages, 1..4, 2
+    deleted); past the ack floor, a delivered message acked out of order goes too."""
+    js.add_stream({"name": "U", "subjects": ["u.>"]})
+    for subject in ("u.b", "u.b", "u.a", "u.a"):
+        js.publish(subject, b"x")
+    js.add_consumer("U", {"durable_name": "C1", "ack_policy": "explicit",
+                          "filter_subject": "u.a"})
+    for m in js.fetch("U", "C1", 2):
+        js.ack("U", "C1", m.seq)
+    js.update_stream(js.stream_info("U").config.replace(retention="interest"))
+    st = js.state("U")
+    assert (st.messages, st.first_seq, st.last_seq, st.num_deleted) == (2, 1, 4, 2)
+    # out of order: 5..7 delivered to an unfiltered consumer, only 6 acked
+    js.add_stream({"name": "V", "subjects": ["v.>"]})
+    for i in range(3):
+        js.publish(f"v.{i}", b"x")
+    js.add_consumer("V", {"durable_name": "D", "ack_policy": "explicit"})
+    got = js.fetch("V", "D", 3)
+    js.ack("V", "D", got[1].seq)
+    js.update_stream(js.stream_info("V").config.replace(retention="interest"))
+    st = js.state("V")
+    assert (st.messages, st.first_seq, st.last_seq) == (2, 1, 3)
