@@ -240,6 +240,22 @@ class ConsumerHooks(S.NoConsumers):
             fn = txn.cache[key] = interest_in(configs)
         return fn(subject)
 
+    def consumer_limits(self, conn: sqlite3.Connection, stream: str
+                        ) -> list[tuple[str, int, int]]:
+        """``(name, max_ack_pending, inactive_threshold)`` of each consumer of ``stream``,
+        by name (what a change of the stream's consumer limits is checked against)."""
+        from .config.consumer import ConsumerConfig
+
+        if not _has_table(conn):
+            return []
+        out = []
+        for name, doc in conn.execute(
+                "SELECT c.name, c.config FROM consumers c JOIN streams s ON s.id = c.stream_id "
+                "WHERE s.name = ? ORDER BY c.name", (stream,)):
+            cfg = ConsumerConfig.from_json(json.loads(doc), strict=False)
+            out.append((name, cfg.max_ack_pending, cfg.inactive_threshold))
+        return out
+
     def consumer_count(self, conn: sqlite3.Connection, stream: str) -> int:
         if not _has_table(conn):
             return 0

@@ -90,6 +90,7 @@ class ApiError(JetlinkError):
 NATS_ERRORS: dict[str, tuple[int, int, str]] = {
     # streams and their configurations
     "StreamInvalidConfig": (500, 10052, "{err}"),
+    "StreamUpdate": (500, 10069, "{err}"),
     "StreamCreate": (500, 10049, "{err}"),
     "StreamNameExist": (400, 10058, "stream name already in use with a different configuration"),
     "StreamNotFound": (404, 10059, "stream not found"),

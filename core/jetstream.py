@@ -279,8 +279,9 @@ class JetStream:
             if old is None:
                 raise not_found(nats_error("StreamNotFound"), cfg.name, txn.catalog.by_name)
             existing = txn.catalog.configs  # by name, its subjects indexed
-            final = check_stream_update(old.cfg, cfg, existing,
-                                        pedantic=pedantic_requested(cfg))
+            final = check_stream_update(
+                old.cfg, cfg, existing, pedantic=pedantic_requested(cfg),
+                consumers=lambda: self.hooks.consumer_limits(txn.conn, cfg.name))
             _check_start_seqs(final)
             txn.flush()
             if old.cfg.allow_batched and not final.allow_batched:

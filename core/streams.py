@@ -160,7 +160,9 @@ class RetentionHooks(Protocol):
 
     ``has_interest`` decides, for an interest-retention stream, whether a new message is kept
     (the server's ``csl.HasInterest(subject)`` over the consumers' filters; no consumer: not
-    kept). ``on_purge`` tells the consumers about a purge that just happened (``subject`` is
+    kept). ``consumer_limits`` lists each consumer's max_ack_pending and inactive_threshold
+    (a change of the stream's consumer limits is checked against them). ``on_purge`` tells
+    the consumers about a purge that just happened (``subject`` is
     the purge's filter, None for a full / seq / keep purge). ``consumers_due`` says whether a
     consumer is past its ``inactive_threshold`` (read on every engine call, reads included,
     as expiry is), ``expire_consumers`` removes those (the server's own timer,
@@ -171,6 +173,9 @@ class RetentionHooks(Protocol):
     def has_interest(self, txn: Txn, stream: str, subject: str) -> bool: ...
 
     def consumer_count(self, conn: sqlite3.Connection, stream: str) -> int: ...
+
+    def consumer_limits(self, conn: sqlite3.Connection, stream: str
+                        ) -> list[tuple[str, int, int]]: ...
 
     def on_purge(self, txn: Txn, stream: str, subject: str | None) -> None: ...
 
@@ -191,6 +196,10 @@ class NoConsumers:
 
     def consumer_count(self, conn: sqlite3.Connection, stream: str) -> int:
         return 0
+
+    def consumer_limits(self, conn: sqlite3.Connection, stream: str
+                        ) -> list[tuple[str, int, int]]:
+        return []
 
     def on_purge(self, txn: Txn, stream: str, subject: str | None) -> None:
         return None

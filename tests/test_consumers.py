@@ -657,3 +657,30 @@ def test_update_to_interest_acks_only_what_each_consumer_s_filter_matches(js):
     js.update_stream(js.stream_info("V").config.replace(retention="interest"))
     st = js.state("V")
     assert (st.messages, st.first_seq, st.last_seq) == (2, 1, 3)
+
+
+@pytest.mark.parametrize(("limits", "refused"), [
+    ({"max_ack_pending": 100}, "C1"),                  # C1 has the default 1000
+    ({"max_ack_pending": 1000}, None),                 # not above: kept
+    ({"inactive_threshold": 60 * SEC}, "C2"),          # C2 has 1h
+    ({"max_ack_pending": 100, "inactive_threshold": 60 * SEC}, "C1, C2"),
+])
+def test_a_consumer_limit_change_existing_consumers_exceed_is_refused(js, limits, refused):
+    """A single server's updateWithAdvisory: 10069 "change to limits violates consumers:
+    NAMES", the configuration unchanged; a limit no consumer exceeds is applied."""
+    from jetlink.core.errors import ApiError
+
+    js.add_stream({"name": "L", "subjects": ["l.>"]})
+    js.add_consumer("L", {"durable_name": "C1", "ack_policy": "explicit"})
+    js.add_consumer("L", {"durable_name": "C2", "ack_policy": "explicit",
+                          "max_ack_pending": 10, "inactive_threshold": 3600 * SEC})
+    cfg = js.stream_info("L").config
+    new = cfg.replace(consumer_limits=type(cfg.consumer_limits)(**limits))
+    if refused is None:
+        assert js.update_stream(new).config.consumer_limits == new.consumer_limits
+        return
+    with pytest.raises(ApiError) as exc:
+        js.update_stream(new)
+    assert (exc.value.code, exc.value.err_code, exc.value.description) == (
+        500, 10069, f"change to limits violates consumers: {refused}")
+    assert js.stream_info("L").config == cfg

@@ -1349,13 +1349,37 @@ def check_stream_update(
     *,
     pedantic: bool = False,
     single_server: bool = True,
+    consumers: Callable[[], Iterable[tuple[str, int, int]]] | None = None,
 ) -> StreamConfig:
-    """:func:`_check_stream_update`, its refusal given the offending value (:func:`explain`)."""
+    """:func:`_check_stream_update`, its refusal given the offending value (:func:`explain`).
+    ``consumers``: the stream's consumers as ``(name, max_ack_pending, inactive_threshold)``,
+    asked only when the update changes its consumer limits (a single server checks them:
+    :func:`check_consumer_limits`)."""
     try:
         return _check_stream_update(old, new, existing, pedantic=pedantic,
-                                    single_server=single_server)
+                                    single_server=single_server, consumers=consumers)
     except ApiError as err:
         raise explain(err, new) from None
+
+
+def check_consumer_limits(old: StreamConfig, new: StreamConfig,
+                          consumers: Callable[[], Iterable[tuple[str, int, int]]]) -> None:
+    """A change of the stream's consumer limits that an existing consumer exceeds (its
+    inactive_threshold or max_ack_pending above a new non-zero limit): 10069 naming them,
+    as a single server's updateWithAdvisory ("change to limits violates consumers"; a
+    cluster's meta leader checks elsewhere)."""
+    o, n = old.consumer_limits, new.consumer_limits
+    threshold = n.inactive_threshold if n.inactive_threshold > 0 and \
+        n.inactive_threshold != o.inactive_threshold else 0
+    pending = n.max_ack_pending if n.max_ack_pending > 0 and \
+        n.max_ack_pending != o.max_ack_pending else 0
+    if not threshold and not pending:
+        return
+    over = [name for name, max_ack, inactive in consumers()
+            if (threshold and inactive > threshold) or (pending and max_ack > pending)]
+    if over:
+        raise nats_error("StreamUpdate", field="consumer_limits",
+                         err=f"change to limits violates consumers: {', '.join(over)}")
 
 
 def _check_stream_update(
@@ -1365,6 +1389,7 @@ def _check_stream_update(
     *,
     pedantic: bool = False,
     single_server: bool = True,
+    consumers: Callable[[], Iterable[tuple[str, int, int]]] | None = None,
 ) -> StreamConfig:
     """A ``STREAM.UPDATE`` of the stream configured ``old`` to ``new``.
 
@@ -1432,6 +1457,8 @@ def _check_stream_update(
     # Only the subjects the update adds can clash: those it keeps were checked against every
     # stream when they were added (and every stream added since was checked against them),
     # so an update of thousands of streams (a region's failback) is not a scan each.
+    if consumers is not None and single_server:
+        check_consumer_limits(old, cfg, consumers)
     added = [s for s in cfg.subjects if s not in old.subjects]
     clash = None if callable(existing) or not added else \
         overlapping_stream(added, existing, old.name)
