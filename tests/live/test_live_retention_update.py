@@ -88,3 +88,63 @@ def test_limits_to_interest_of_a_stream_never_written_keeps_its_sequences(live, 
     st = js.state("E")
     assert (server["messages"], server["first_seq"], server["last_seq"]) == (
         st.messages, st.first_seq, st.last_seq) == (0, 0, 0)
+
+
+def test_limits_to_interest_keeps_what_no_consumer_filter_matches_as_the_server(live,
+                                                                               tmp_path):
+    """A consumer filtered on u.a acknowledged both u.a messages: the server acks again only
+    what its filter matches (checkStateForInterestStream), so u.b stays (2 messages, 1..4,
+    2 deleted), on the engine too."""
+    subjects = ("u.b", "u.b", "u.a", "u.a")
+    consumer = {"durable_name": "C1", "ack_policy": "explicit", "filter_subject": "u.a"}
+    c = live.client()
+    assert "error" not in c.stream_create({"name": "U", "subjects": ["u.>"]})
+    for s in subjects:
+        c.js_publish(s, b"x")
+    resp = c.api("CONSUMER.CREATE.U.C1", {"stream_name": "U", "config": consumer})
+    assert "error" not in resp, resp
+    assert c.fetch_ack("U", "C1", 2) == 2
+    resp = c.api("STREAM.UPDATE.U", {"name": "U", "subjects": ["u.>"], "retention": "interest"})
+    assert resp.get("config", {}).get("retention") == "interest", resp
+    server = wait_until(lambda: (s := c.stream_info("U")["state"])["messages"] == 2 and s,
+                        message=lambda: f"stream U without the acked u.a messages "
+                                        f"({c.stream_info('U')['state']})")
+    js = JetStream(DataDir(tmp_path / "data").open("local"), ManualClock(10**18))
+    js.add_stream({"name": "U", "subjects": ["u.>"]})
+    for s in subjects:
+        js.publish(s, b"x")
+    js.add_consumer("U", consumer)
+    for m in js.fetch("U", "C1", 2):
+        js.ack("U", "C1", m.seq)
+    js.update_stream(js.stream_info("U").config.replace(retention="interest"))
+    st = js.state("U")
+    assert (server["messages"], server["first_seq"], server["last_seq"],
+            server.get("num_deleted", 0)) == (st.messages, st.first_seq, st.last_seq,
+                                              st.num_deleted) == (2, 1, 4, 2)
+
+
+def test_a_consumer_limit_existing_consumers_exceed_is_refused_as_the_server(live, tmp_path):
+    """10069 "change to limits violates consumers: C1" (updateWithAdvisory), on the server and
+    the engine alike."""
+    c = live.client()
+    assert "error" not in c.stream_create({"name": "L", "subjects": ["l.>"]})
+    resp = c.api("CONSUMER.CREATE.L.C1", {"stream_name": "L", "config": {
+        "durable_name": "C1", "ack_policy": "explicit"}})
+    assert "error" not in resp, resp
+    resp = c.api("STREAM.UPDATE.L", {"name": "L", "subjects": ["l.>"],
+                                     "consumer_limits": {"max_ack_pending": 100}})
+    js = JetStream(DataDir(tmp_path / "data").open("local"), ManualClock(10**18))
+    js.add_stream({"name": "L", "subjects": ["l.>"]})
+    js.add_consumer("L", {"durable_name": "C1", "ack_policy": "explicit"})
+    cfg = js.stream_info("L").config
+    from jetlink.core.config.stream import StreamConsumerLimits
+    from jetlink.core.errors import ApiError
+
+    try:
+        js.update_stream(cfg.replace(consumer_limits=StreamConsumerLimits(max_ack_pending=100)))
+        mine = None
+    except ApiError as err:
+        mine = {"code": err.code, "err_code": err.err_code, "description": err.description}
+    assert resp.get("error") == mine == {
+        "code": 500, "err_code": 10069,
+        "description": "change to limits violates consumers: C1"}
