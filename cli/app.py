@@ -112,12 +112,14 @@ class App:
     @classmethod
     def of(cls, ctx: typer.Context) -> App:
         """The App of this invocation (the one the root callback stored in ctx.obj); records
-        ``ctx`` as the context of the command running."""
+        ``ctx`` as the context of the command running. A value of the command line that is
+        not UTF-8 is refused here, before the command does anything (:func:`utf8_params`)."""
         app = ctx.find_object(cls)
         if app is None:  # a command run without the root group (e.g. a sub-app in a test)
             app = cls()
             ctx.obj = app
         app.ctx = ctx
+        utf8_params(ctx)
         return app
 
     # -- output streams -------------------------------------------------------------------
@@ -158,3 +160,45 @@ class App:
         output.print_error(self, err)
         raise typer.Exit(err.exit_code)
 
+
+#: (command, parameter) whose text keeps the bytes typed, UTF-8 or not: a message's body and
+#: headers, a bucket's value, a Kafka record's value, key and headers
+BYTES_PARAMS = frozenset({
+    ("pub", "body"), ("pub", "header"), ("put", "value"), ("create", "value"),
+    ("update", "value"), ("produce", "value"), ("produce", "key"), ("produce", "header"),
+    ("produce", "key_separator"),
+})
+#: a parameter naming a file or a directory (``files``, ``data_dir``, ``command_config``...)
+#: may hold any byte: a file's name is bytes (--json writes such a byte as a JSON escape)
+_PATH_WORDS = ("file", "dir", "path", "output", "config")
+
+
+def utf8_params(ctx: typer.Context) -> None:
+    """Every other value a command was given is UTF-8 (Python holds bytes that are not as
+    lone surrogates, which no name, subject or key can carry): the first one that is not
+    is the usage error of :func:`argument_error`. The root's options check their own
+    (--cluster, --context: their name rules; --data-dir, a path, and every Path value may
+    hold any byte)."""
+    if ctx.parent is None:
+        return
+    name = ctx.info_name or ""
+    for param, value in ctx.params.items():
+        if (name, param) in BYTES_PARAMS or any(w in param for w in _PATH_WORDS):
+            continue
+        for text in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(text, str):
+                bad = next((c for c in text if "\udc80" <= c <= "\udcff"), None)
+                if bad is not None:
+                    raise argument_error(text, bad)
+
+
+def argument_error(arg: str, bad: str) -> Any:
+    """The usage error of a command-line ``arg`` holding ``bad``, a byte that is not UTF-8
+    (held as a lone surrogate): the argument as typed (its first 57 characters) and the
+    byte."""
+    from jetlink.core.errors import UsageError
+
+    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return UsageError(f"argument '{shown}' is not UTF-8 text (byte "
+                      f"0x{ord(bad) - 0xDC00:02x}): names, subjects and keys are UTF-8")

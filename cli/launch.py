@@ -112,15 +112,10 @@ def _not_utf8(exc: BaseException) -> Any:
 
 
 def _argument_error(arg: str, bad: str) -> Any:
-    """The usage error of a command-line ``arg`` holding ``bad``, a byte that is not UTF-8
-    (held as a lone surrogate): the argument as typed (its first 57 characters) and the
-    byte."""
-    from jetlink.core.errors import UsageError
+    """cli/app.py ``argument_error``: the usage error of an argument that is not UTF-8."""
+    from jetlink.cli.app import argument_error
 
-    shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return UsageError(f"argument '{shown}' is not UTF-8 text (byte "
-                      f"0x{ord(bad) - 0xDC00:02x}): names, subjects and keys are UTF-8")
+    return argument_error(arg, bad)
 
 
 def _storage_fault(exc: BaseException, directory: Any) -> Any:
@@ -233,8 +228,11 @@ def quick_kv_get(args: Sequence[str]) -> int | None:
 def _kv_get_line(args: Sequence[str]) -> tuple[str, str, int | None, bool, bool] | None:
     """(bucket, key, revision, raw, json) of ``kv get BUCKET KEY`` with only ``--raw``,
     ``-j``/``--json`` and one ``--revision N`` (N a positive integer in digits), in any
-    order; None for anything else."""
+    order; None for anything else (an argument that is not UTF-8 too: the Typer app refuses
+    it, cli/app.py ``utf8_params``)."""
     if len(args) < 4 or args[0] != "kv" or args[1] != "get":
+        return None
+    if any("\udc80" <= c <= "\udcff" for a in args for c in a):
         return None
     words: list[str] = []
     raw = as_json = False

@@ -8,6 +8,7 @@ engine is exercised by tests/test_cli_validate.py).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import io
 import json
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from helpers import data_dir_bytes, doc, ok
 from typer.testing import CliRunner
 
 from jetlink.cli.app import App, default_data_dir, make_console, wants_color
@@ -695,11 +697,46 @@ def test_a_payload_that_is_not_utf8_keeps_its_bytes(jl):
      "jetlink: error: invalid context name 'x\\xff': use 1 to 100 letters, digits, '_' or "
      "'-' (from --context)\n"),
     (["kv", "get", "B\udcff", "k"],
-     'jetlink: error: nats: invalid bucket name "B\\xff": bucket names may contain only '
-     'letters, digits, "_" and "-"\n'),
+     "jetlink: error: argument 'B\\xff' is not UTF-8 text (byte 0xff): names, subjects and "
+     "keys are UTF-8\n"),
 ])
 def test_a_name_that_is_not_utf8_is_quoted_as_the_bytes_given(jl, args, line):
     """Every quoted name shows a byte that is not UTF-8 as the byte (\\xff), never Python's
     surrogate (\\udcff)."""
     r = jl(*args)
     assert r.stderr == line, r.stderr
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["server", "check", "stream", "--stream", "S\udcff", "-j"], 3),
+    (["dr", "check", "M\udcff", "-j"], 3),
+    (["links", "create", "L\udcff", "--source-cluster", "local", "-j"], 2),
+    (["stream", "info", "S\udcff", "-j"], 2),
+    (["kv", "get", "B", "k\udcff", "-j"], 2),
+    (["kv", "put", "B", "k\udcff", "v", "-j"], 2),
+])
+def test_an_argument_that_is_not_utf8_is_refused_before_anything_and_json_stays_utf8(
+        jl, args, code):
+    """Every value of the command line but a payload is UTF-8 (cli/app.py utf8_params): the
+    usage error names the argument (exit 2; a check's bad command line 3), nothing is
+    written, and the --json document is UTF-8 text."""
+    ok(jl("kv", "add", "B"))
+    before = data_dir_bytes(jl.data)
+    r = jl(*args)
+    assert r.exit_code == code, (r.stdout, r.stderr)
+    r.stdout_bytes.decode("utf-8")  # (strict: no raw byte, no lone surrogate escaped out)
+    bad = next(a for a in args if "\udcff" in a)
+    shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    assert json.loads(r.stdout)["error"]["description"] == (
+        f"argument '{shown}' is not UTF-8 text (byte 0xff): names, subjects and keys are UTF-8")
+    assert data_dir_bytes(jl.data) == before
+
+
+def test_a_payload_keeps_the_bytes_typed(jl):
+    """A message's body, a bucket's value: their bytes are stored as given, UTF-8 or not."""
+    ok(jl("stream", "add", "S", "--subjects", "s.>", "--defaults"))
+    ok(jl("pub", "s.a", "v\udcff"))
+    assert base64.b64decode(doc(jl("stream", "get", "S", "1", "-j"))["data"]) == b"v\xff"
+    ok(jl("kv", "add", "B"))
+    ok(jl("kv", "put", "B", "k", "w\udcff", "-j"))  # (the echo: CliRunner's stdout is strict)
+    assert base64.b64decode(doc(jl("kv", "get", "B", "k", "-j"))["value"]) == b"w\xff"
