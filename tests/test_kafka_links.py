@@ -103,6 +103,8 @@ ACCEPTED = [
     ("acl.sync.ms", "0", "0"),
     ("consumer.offset.sync.ms", "+1500", "1500"),
     ("topic.config.sync.ms", "2147483647", "2147483647"),
+    # Integer.parseInt reads any script's decimal digits, as a topic config's Long does
+    ("consumer.offset.sync.ms", "\u0663\u0660", "30"),
     ("link.mode", "destination", "DESTINATION"),
     ("link.mode", "SOURCE", "SOURCE"),
     ("link.mode", "BIDIRECTIONAL", "BIDIRECTIONAL"),

@@ -91,6 +91,7 @@ from .authz import link_principal
 from .errors import KafkaError, check_unique_config_keys
 from .filter_json import filter_list
 from .ids import random_uuid
+from .topic_configs import java_long
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..clock import Clock
@@ -294,8 +295,8 @@ def validate_link_config(key: str, value: Any) -> str:
             raise _invalid(key, value, "Expected value to be either true or false")
         return text.lower()
     if key in MS_KEYS:
-        try:
-            n = parse_int(text, -(2**31), INT_MAX)
+        try:  # (Integer.parseInt's digits of any script, as a topic config's: one rule)
+            n = parse_int(java_long(value), -(2**31), INT_MAX)
         except IntTextError:
             raise _invalid(key, value, "Not a number of type INT") from None
         if n < 0:
