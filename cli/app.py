@@ -162,11 +162,10 @@ class App:
 
 
 #: (command, parameter) whose text keeps the bytes typed, UTF-8 or not: a message's body and
-#: headers, a bucket's value, a Kafka record's value, key and headers
+#: headers, a bucket's value, a Kafka record's value
 BYTES_PARAMS = frozenset({
     ("pub", "body"), ("pub", "header"), ("put", "value"), ("create", "value"),
-    ("update", "value"), ("produce", "value"), ("produce", "key"), ("produce", "header"),
-    ("produce", "key_separator"),
+    ("update", "value"), ("produce", "value"),
 })
 #: a parameter naming a file or a directory (``files``, ``data_dir``, ``command_config``...)
 #: may hold any byte: a file's name is bytes (--json writes such a byte as a JSON escape)

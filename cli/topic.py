@@ -515,7 +515,8 @@ def produce(
         if key is not None:
             rec_key = _expand_or_warn(app, key, "key", n, now, True).encode("utf-8")
         hdrs = [
-            (k, nulled(_expand_or_warn(app, v, "header", n, now, True).encode("utf-8")))
+            (k, nulled(_expand_or_warn(app, v, "header", n, now, True, header=k)
+                       .encode("utf-8")))
             for k, v in pairs
         ]
         return (nulled(rec_key), nulled(text.encode("utf-8", errors="surrogateescape")),

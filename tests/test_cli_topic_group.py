@@ -1006,3 +1006,16 @@ def test_a_produce_interrupted_says_what_was_stored(tmp_path, json_flag):
                                      f"were stored (partition 0: offsets 0..{end - 1})")
     if json_flag:
         assert len(json.loads(out)) == end
+
+
+def test_produce_templates_follow_pub_s_rule(jl, engine):
+    """A value template that does not parse is said and produced as typed; a header's is an
+    error and nothing is produced (natscli's parseStringsToHeader, as `pub`)."""
+    ok(jl("topic", "create", "t"))
+    r = ok(jl("topic", "produce", "t", "v{{Nope}}"))
+    assert r.stderr == 'Could not parse value template: function "Nope" not defined\n'
+    assert engine.describe_topic("t").partitions[0].log_end == 1
+    r = jl("topic", "produce", "t", "v", "-H", "k:{{Nope}}")
+    assert (r.exit_code, r.stderr) == (1, 'jetlink: error: failed to parse Header template '
+                                          'for k: function "Nope" not defined\n')
+    assert engine.describe_topic("t").partitions[0].log_end == 1
