@@ -195,22 +195,23 @@ class LiveClusters:
     def for_target(cls, target: Any, domains: Sequence[str] = ()) -> LiveClusters:
         """The server in force as clusters: each of ``domains`` as the cluster of that
         name; without, the target's own JetStream as one cluster, named after its domain
-        (``--js-domain``, else the one the server reports) or ``local``."""
+        (``--js-domain``, else the one the server reports) or ``local``. A domain given that
+        is that name is the target's own JetStream too (``export -c local`` of a server
+        without a domain: what plain export writes, and apply binds ``local`` to)."""
         from ..live.client import connect
         from ..live.jetstream import LiveJetStream
 
         conn = connect(target)
         try:
-            if domains:
-                names: list[str | None] = list(dict.fromkeys(domains))
-            else:
-                own = Binding("", target, {}).domain
-                if own is None and not target.js_api_prefix:
-                    own = LiveJetStream(conn).api("INFO").get("domain") or None
-                names = [own]
+            own = Binding("", target, {}).domain
+            if own is None and not target.js_api_prefix:
+                own = LiveJetStream(conn).api("INFO").get("domain") or None
+            names: list[str | None] = list(dict.fromkeys(domains)) if domains else [own]
             bindings = {}
             for d in names:
-                t = _in_domain(target, d) if (d or domains) else target
+                if domains and d == (own or DEFAULT_CLUSTER):
+                    d = own  # (the target's own JetStream, under the name export gives it)
+                t = _in_domain(target, d) if d else target
                 b = Binding(d or DEFAULT_CLUSTER, t, target_table(t, d))
                 bindings[b.cluster] = b
             live = cls(bindings)

@@ -236,6 +236,17 @@ subjects = ["b.>"]
 """
 
 
+def test_export_cluster_local_of_a_server_without_a_domain_is_its_own_jetstream(live,
+                                                                                tmp_path):
+    """Plain export names a server without a JetStream domain's JetStream `local`; `export
+    -c local` is that same cluster (it asked $JS.local.API, which no server answers)."""
+    ok(jl("apply", write(tmp_path, bound(live.url, STREAMS))))
+    plain = tomllib.loads(ok(jl("-s", live.url, "export")).stdout)
+    named = tomllib.loads(ok(jl("-s", live.url, "export", "-c", "local")).stdout)
+    assert named == plain and sorted(named["streams"]) == ["A", "B"]
+    assert list(named["clusters"]) == ["local"]
+
+
 def test_updates_with_field_differences(live, tmp_path):
     ok(jl("apply", write(tmp_path, bound(live.url, STREAMS))))
     changed = STREAMS.replace('max_age = "1h"', 'max_age = "2h"\ndescription = "alpha"')
