@@ -279,6 +279,23 @@ def test_promote_refused_when_the_source_is_down(world):
     assert m.failover(["t"], "L")[0].ok
 
 
+def test_promote_on_a_failed_link_names_the_link_s_error(world):
+    """The source cluster removed and created again under its name: it answers, but is not
+    the link's source (FAILED, SOURCE_CLUSTER_ID_MISMATCH): promote says that, not that the
+    cluster is unreachable."""
+    dd, clock, west, _east = world
+    west.create_topic("t", 1)
+    m = link(dd, clock)
+    m.create("t", "L")
+    dd.remove_cluster("west")
+    dd.add_cluster("west", "kafka", now_ns=1)
+    res = m.promote(["t"], "L")[0]
+    assert not res.ok
+    assert res.error_message.startswith(
+        "Topic 't' can not be promoted: cluster link L is FAILED (SOURCE_CLUSTER_ID_MISMATCH: "
+        "Source cluster 'west' was removed and re-created"), res.error_message
+
+
 def test_offset_sync_skips_groups_active_on_the_destination(world):
     dd, clock, west, east = world
     west.create_topic("t", 1)

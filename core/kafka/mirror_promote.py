@@ -209,7 +209,12 @@ def _stop(m: MirrorState, topics: Sequence[str], link: str, how: str, dry_run: b
 
 def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: MirrorInfo) -> str | None:
     name = row[0]
-    if src is None or m._state(li.name) in ("UNAVAILABLE", "FAILED"):
+    state = m._state(li.name)
+    if state == "FAILED" and li.link_error_message:  # (reachable, but not the link's source)
+        return (f"Topic '{name}' can not be promoted: cluster link {li.name} is FAILED "
+                f"({li.link_error}: {li.link_error_message}) (failover stops the mirror "
+                "regardless)")
+    if src is None or state in ("UNAVAILABLE", "FAILED"):
         return (f"Topic '{name}' can not be promoted: the source cluster "
                 f"{li.source_cluster} is not reachable (failover stops the mirror "
                 "regardless)")
