@@ -859,6 +859,36 @@ def test_a_pruned_stream_whose_subjects_a_new_one_takes_goes_first(jl, tmp_path)
     assert doc(ok(jl("--cluster", "west", "stream", "ls", "-j"))) == ["NEW"]
 
 
+def test_a_consumer_limit_an_existing_consumer_exceeds_refuses_the_plan(jl, tmp_path):
+    """The engine (and a server) refuse such an update (10069): the plan says so before
+    anything, exit 3, and the other update of the file is not made either."""
+    base = ('[streams.A]\nsubjects = ["a.>"]\nmax_msgs = {n}\n[streams.N1]\nsubjects = '
+            '["n1.>"]\nconsumer_limits = {{ inactive_threshold = "{t}" }}\n')
+    ok(jl("apply", write(tmp_path, base.format(n=10, t="30s"))))
+    ok(jl("consumer", "add", "N1", "C1", "--pull", "--defaults", "--inactive-threshold",
+          "25s"))
+    before = data_dir_bytes(jl.data)
+    r = jl("apply", write(tmp_path, base.format(n=11, t="10s"), "c.toml"))
+    assert r.exit_code == 3, r.output
+    assert ("stream N1 in cluster local can not be updated: change to limits violates "
+            "consumers: C1") in r.stdout + r.stderr
+    assert data_dir_bytes(jl.data) == before
+    ok(jl("apply", write(tmp_path, base.format(n=11, t="1m"), "d.toml")))  # above: fine
+
+
+def test_prune_deletes_mirrors_before_their_origins(jl, tmp_path):
+    """The deletions go in the reverse dependency order, as the stored streams chain (ZZ
+    mirrors AM mirrors Z): a run cut short never leaves a mirror without its origin (they
+    went by name: AM, Z, ZZ)."""
+    ok(jl("apply", write(tmp_path, '[streams.Z]\nsubjects = ["z.>"]\n[streams.AM]\nmirror = '
+                                   '{ name = "Z" }\n[streams.ZZ]\nmirror = { name = "AM" }\n'
+                                   '[streams.KEEP]\nsubjects = ["k"]\n')))
+    keep = write(tmp_path, '[clusters.local]\n[streams.KEEP]\nsubjects = ["k"]\n', "k.toml")
+    plan = doc(ok(jl("apply", keep, "--prune", "--dry-run", "-j")))["plan"]
+    assert [(c["action"], c["name"]) for c in plan["changes"]] == [
+        ("delete", "ZZ"), ("delete", "AM"), ("delete", "Z")]
+
+
 def test_a_kv_mirror_is_its_stream_for_duplicates_origins_and_order(jl, tmp_path):
     """A KV mirror X is the stream KV_X, as a bucket X is: declared beside a bucket X it is
     a duplicate (apply created the bucket, then failed), and as an aggregate's origin it
@@ -891,6 +921,25 @@ def test_consumer_limits_export_their_duration_as_a_string(jl, tmp_path):
         "inactive_threshold": "1h0m0s", "max_ack_pending": 10}
     assert ok(jl("apply", write(tmp_path, exported, "e.toml"))).stdout.startswith(
         "No changes")
+
+
+def test_a_users_nats_prefixed_metadata_is_exported_and_applied(jl, tmp_path):
+    """Only the keys the server sets (jsm.go FilterServerMetadata: _nats.ver, _nats.level,
+    _nats.req.level, a mirror's or source's origin) are the server's; a `_nats.custom` of
+    the user's is exported, and a change of it applied (it was dropped and never seen)."""
+    ok(jl("apply", write(tmp_path, '[streams.MD]\nsubjects = ["md"]\nmetadata = { '
+                                   '"_nats.custom" = "x", k = "v" }\n')))
+    exported = tomllib.loads(ok(jl("export")).stdout)
+    assert exported["streams"]["MD"]["metadata"] == {"_nats.custom": "x", "k": "v"}
+    changed = write(tmp_path, '[streams.MD]\nsubjects = ["md"]\nmetadata = { '
+                              '"_nats.custom" = "y", k = "v" }\n', "c.toml")
+    plan = doc(jl("apply", changed, "--dry-run", "-j"))["plan"]["changes"]
+    assert [c["diff"] for c in plan] == [[{
+        "field": "metadata", "from": {"_nats.custom": "x", "k": "v"},
+        "to": {"_nats.custom": "y", "k": "v"}}]]
+    ok(jl("apply", changed))
+    meta = doc(jl("stream", "info", "MD", "-j"))["config"]["metadata"]
+    assert meta["_nats.custom"] == "y" and "_nats.req.level" in meta
 
 
 MIRROR_CONFIGS = """

@@ -335,9 +335,10 @@ def given_stored(given: Any, stored: Any, *, durations: frozenset[str] = frozens
     out = []
     for f in dataclasses.fields(stored):
         a, b = getattr(given, f.name), getattr(stored, f.name)
-        if f.name == "metadata":  # the server's own _nats.* keys are not a setting
-            a = {k: v for k, v in (a or {}).items() if not k.startswith("_nats.")}
-            b = {k: v for k, v in (b or {}).items() if not k.startswith("_nats.")}
+        if f.name == "metadata":  # the server's own keys are not a setting
+            from .validate import user_metadata
+
+            a, b = user_metadata(a), user_metadata(b)
         if a == b:
             continue
         if f.metadata.get("go") == "time.Duration" or f.name in durations:

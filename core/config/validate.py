@@ -99,28 +99,32 @@ _SYS_EXCEPTION = "$SYS.ACCOUNT.>"
 _API_HEADS = frozenset(ns.split(".", 1)[0] for ns in (*_JS_NAMESPACES, _SYS_NAMESPACE))
 _ASSET_NAME_FORBIDDEN = frozenset(" \t\r\n\f.*>\\/")
 
-# Metadata keys the server manages (natscli hides them and never edits them; a file or a
-# lake export never declares them).
-RESERVED_METADATA_PREFIX = "_nats."
 SERVER_VERSION = "2.15.1"
 API_LEVEL = 5
 REQUIRED_LEVEL_KEY = "_nats.req.level"
 SERVER_VERSION_KEY = "_nats.ver"
 SERVER_LEVEL_KEY = "_nats.level"
+# Metadata keys the server sets (jsm.go FilterServerMetadata's list: the versioning keys of
+# jetstream_versioning.go and a mirror's or source's consumer's origin): natscli hides them
+# and never edits them; a file or a lake export never declares them. Any other key, a
+# ``_nats.``-prefixed one of the user's too, is the user's and kept.
+SERVER_METADATA_KEYS = frozenset({
+    SERVER_VERSION_KEY, SERVER_LEVEL_KEY, REQUIRED_LEVEL_KEY,
+    "_nats.mirror.stream", "_nats.mirror.acc", "_nats.mirror.domain",
+    "_nats.src.stream", "_nats.src.acc", "_nats.src.domain",
+})
 
 
 def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
-    """``metadata`` without the keys the server manages (``_nats.*``)."""
-    return {k: v for k, v in (metadata or {}).items()
-            if not k.startswith(RESERVED_METADATA_PREFIX)}
+    """``metadata`` without the keys the server sets (:data:`SERVER_METADATA_KEYS`)."""
+    return {k: v for k, v in (metadata or {}).items() if k not in SERVER_METADATA_KEYS}
 
 
 def with_user_metadata(current: Mapping[str, str] | None,
                        user: Mapping[str, str]) -> dict[str, str]:
-    """The metadata an edit stores: the server-managed keys (``_nats.*``) of ``current``
-    kept, the user's replaced by ``user`` (natscli's rule for ``--metadata`` on an edit)."""
-    reserved = {k: v for k, v in (current or {}).items()
-                if k.startswith(RESERVED_METADATA_PREFIX)}
+    """The metadata an edit stores: the server-set keys of ``current`` kept, the user's
+    replaced by ``user`` (natscli's rule for ``--metadata`` on an edit)."""
+    reserved = {k: v for k, v in (current or {}).items() if k in SERVER_METADATA_KEYS}
     return {**reserved, **user}
 
 
@@ -1353,8 +1357,8 @@ def check_stream_update(
 ) -> StreamConfig:
     """:func:`_check_stream_update`, its refusal given the offending value (:func:`explain`).
     ``consumers``: the stream's consumers as ``(name, max_ack_pending, inactive_threshold)``,
-    asked only when the update changes its consumer limits (a single server checks them:
-    :func:`check_consumer_limits`)."""
+    asked only when the update changes its consumer limits (:func:`check_consumer_limits`;
+    a single server before the subjects' overlap, a cluster after it)."""
     try:
         return _check_stream_update(old, new, existing, pedantic=pedantic,
                                     single_server=single_server, consumers=consumers)
@@ -1366,8 +1370,8 @@ def check_consumer_limits(old: StreamConfig, new: StreamConfig,
                           consumers: Callable[[], Iterable[tuple[str, int, int]]]) -> None:
     """A change of the stream's consumer limits that an existing consumer exceeds (its
     inactive_threshold or max_ack_pending above a new non-zero limit): 10069 naming them,
-    as a single server's updateWithAdvisory ("change to limits violates consumers"; a
-    cluster's meta leader checks elsewhere)."""
+    as a single server's updateWithAdvisory and a cluster's meta leader
+    (jsClusteredStreamUpdateRequest) refuse it ("change to limits violates consumers")."""
     o, n = old.consumer_limits, new.consumer_limits
     threshold = n.inactive_threshold if n.inactive_threshold > 0 and \
         n.inactive_threshold != o.inactive_threshold else 0
@@ -1457,13 +1461,15 @@ def _check_stream_update(
     # Only the subjects the update adds can clash: those it keeps were checked against every
     # stream when they were added (and every stream added since was checked against them),
     # so an update of thousands of streams (a region's failback) is not a scan each.
-    if consumers is not None and single_server:
+    if consumers is not None and single_server:  # (updateWithAdvisory: before the overlap)
         check_consumer_limits(old, cfg, consumers)
     added = [s for s in cfg.subjects if s not in old.subjects]
     clash = None if callable(existing) or not added else \
         overlapping_stream(added, existing, old.name)
     if clash:
         raise _overlap_error(clash)
+    if consumers is not None and not single_server:  # (the meta leader's: after it)
+        check_consumer_limits(old, cfg, consumers)
 
     # The documentation's "Editable" column where the server has no rule of its own.
     if requested.max_consumers != old.max_consumers:

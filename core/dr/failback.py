@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config.stream import StreamConfig, StreamSource
-from ..config.validate import DEFAULT_DUPLICATE_WINDOW
+from ..config.validate import DEFAULT_DUPLICATE_WINDOW, user_metadata
 from ..errors import ApiError, JetlinkError, UsageError
 from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config
@@ -272,8 +272,7 @@ def _abs(path: str) -> str:
 
 def _cfg_doc(cfg: StreamConfig) -> dict[str, Any]:
     doc = cfg.to_json()
-    meta = {k: v for k, v in (doc.get("metadata") or {}).items()
-            if not k.startswith("_nats.") and k != PROMOTED_KEY}
+    meta = {k: v for k, v in user_metadata(doc.get("metadata")).items() if k != PROMOTED_KEY}
     doc["metadata"] = meta
     if not meta:
         doc.pop("metadata")

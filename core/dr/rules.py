@@ -49,6 +49,7 @@ from ..api import JetStreamAPI
 from ..config.consumer import ConsumerConfig
 from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
+from ..config.validate import user_metadata
 from ..errors import ApiError, JetlinkError, UsageError, nats_error
 from .fencing import (  # the record's key, with jetlink's other marks
     PROMOTED_KEY,
@@ -443,7 +444,7 @@ def placed_config(pos: Position, start_seq: int) -> ConsumerConfig:
     cfg.opt_start_time = ""
     # metadata the server manages is the new server's to set
     if cfg.metadata:
-        cfg.metadata = {k: v for k, v in cfg.metadata.items() if not k.startswith("_nats.")}
+        cfg.metadata = user_metadata(cfg.metadata)
     return cfg
 
 

@@ -70,6 +70,13 @@ class EmbeddedClusters:
     def apply(self, change: Change) -> None:
         _apply_one(self.dd, self.clock, change)
 
+    def consumer_limits(self, cluster: str, stream: str) -> list[tuple[str, int, int]]:
+        """Each consumer of ``stream`` as a consumer-limits change is checked against."""
+        from ..jetstream import JetStream
+        from .stored import consumer_limits
+
+        return consumer_limits(JetStream(self.dd.open(cluster), self.clock), stream)
+
     def removes(self, change: Change) -> str:
         """What a stream or bucket update removes of what is stored (apply.py)."""
         from ..jetstream import JetStream

@@ -321,6 +321,12 @@ class LiveClusters:
             raise JetlinkError(f"{c.label}: not a NATS object")
         _apply_nats(self.js(c.cluster), KV.over(_KVClusters(self, c.cluster), c.cluster), c)
 
+    def consumer_limits(self, cluster: str, stream: str) -> list[tuple[str, int, int]]:
+        """Each consumer of ``stream`` as a consumer-limits change is checked against."""
+        from .stored import consumer_limits
+
+        return consumer_limits(self.js(cluster), stream)
+
     def removes(self, change: Change) -> str:
         """What a stream or bucket update removes of what the server stores (apply.py)."""
         import time

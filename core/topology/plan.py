@@ -265,11 +265,12 @@ def _object_field(change: Change, stream_field: str | None, stored: Any = None
 
 def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                   problems: list[Problem], *, single_server: bool,
-                  before: dict[tuple[str, str], Any]) -> None:
+                  before: dict[tuple[str, str], Any], consumers: Any = None) -> None:
     """The engine's (the server's) editable rules, checked before anything is applied.
     ``before``: the streams as the plan's earlier changes leave them when this one is
     applied (:func:`_check_updates`: subjects a stream gave up earlier in the plan can be
-    taken)."""
+    taken). ``consumers(cluster, stream)``: the stream's consumers' limits, asked when the
+    update changes its consumer limits (the clusters' ``consumer_limits``)."""
 
     obj, cur = change.obj, change.current
     assert obj is not None and cur is not None
@@ -281,7 +282,9 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
         stored = current_streams[(change.cluster, stream)]
         existing = {n: c for (cl, n), c in before.items() if cl == change.cluster}
         existing[stream] = stored
-        for err in _update_problems(stored, change.config, existing, single_server):
+        limits = None if consumers is None else \
+            (lambda: consumers(change.cluster, stream))  # noqa: E731 - asked only if needed
+        for err in _update_problems(stored, change.config, existing, single_server, limits):
             p = Problem(obj.file, obj.label,
                         _object_field(change, getattr(err, "field", None), stored),
                         getattr(err, "err_code", 0),
@@ -311,7 +314,8 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
 
 
 def _check_updates(ordered: list[Change], current_streams: dict[tuple[str, str], Any],
-                   problems: list[Problem], *, single_server: bool) -> None:
+                   problems: list[Problem], *, single_server: bool,
+                   consumers: Any = None) -> None:
     """Each update checked (:func:`_check_update`) against the streams as the changes
     before it in the plan's order leave them: subjects moved from one stream to another
     are taken once given up; a swap, which no order of two updates makes, is refused."""
@@ -326,7 +330,7 @@ def _check_updates(ordered: list[Change], current_streams: dict[tuple[str, str],
             continue
         if c.action == "update":
             _check_update(c, current_streams, problems, single_server=single_server,
-                          before=at)
+                          before=at, consumers=consumers)
             cur = c.current.config if c.current is not None else None
             if cur is not None and c.config is not None:
                 at[(c.cluster, cur.name)] = c.config
@@ -337,7 +341,7 @@ def _check_updates(ordered: list[Change], current_streams: dict[tuple[str, str],
 
 
 def _update_problems(stored: Any, wanted: Any, existing: dict[str, Any],
-                     single_server: bool) -> list[JetlinkError]:
+                     single_server: bool, consumers: Any = None) -> list[JetlinkError]:
     """Every refusal of the update of ``stored`` to ``wanted``, not only the server's
     first: after each, the field it names is set aside (kept as stored: no change) and the
     update checked again, until it passes, a refusal names no field, or the same field is
@@ -350,7 +354,8 @@ def _update_problems(stored: Any, wanted: Any, existing: dict[str, Any],
     current = wanted
     while len(errors) < MAX_PROBLEMS:
         try:
-            check_stream_update(stored, current, existing, single_server=single_server)
+            check_stream_update(stored, current, existing, single_server=single_server,
+                                consumers=consumers)
             return errors
         except JetlinkError as err:
             errors.append(err)
@@ -526,7 +531,8 @@ def plan_topology(clusters: Any, desired: Topology, *, prune: bool = False) -> P
             if obj.cluster in declared and _ident(obj) not in file_ids:
                 changes.append(Change("delete", obj.kind, obj.cluster, obj.name, current=obj))
     ordered = _ordered(changes, state)  # (the order applied: each update checked in it)
-    _check_updates(ordered, current_streams, problems, single_server=clusters.single_server)
+    _check_updates(ordered, current_streams, problems, single_server=clusters.single_server,
+                   consumers=clusters.consumer_limits)
     problems += clusters.limits(changes)  # (the deletions too: an ACL pruned is gone)
     same = {c.obj.label for c in changes if c.action == "unchanged" and c.obj is not None}
     kept = [p for p in problems if not ((p.object in same or p.file == clusters.label)
@@ -610,6 +616,19 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
         rank[key] = d
         return d
 
+    # what is deleted, as it is stored now: a mirror or source of another deleted stream
+    # goes before it (the file's state no longer holds either)
+    gone = {(c.cluster, c.name): c.current for c in changes
+            if c.action == "delete" and c.kind in NATS_KINDS and c.current is not None}
+
+    def gone_depth(cluster: str, name: str, seen: frozenset = frozenset()) -> int:
+        obj = gone.get((cluster, name))
+        if obj is None or (cluster, name) in seen:
+            return 0
+        return max([1 + gone_depth(o.cluster, o.name, seen | {(cluster, name)})
+                    for o in obj.origins
+                    if o.cluster is not None and (o.cluster, o.name) in gone], default=0)
+
     from ..subjects import overlaps
 
     def mirror_depth(c: Change, seen: frozenset = frozenset()) -> int:
@@ -664,6 +683,8 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
         d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else \
             mirror_depth(c) if c.kind == "mirror_topic" else 0
         if c.action == "delete":
+            if c.kind in NATS_KINDS:
+                d = gone_depth(c.cluster, c.name)
             if makes_room(c):
                 return (-1, -ORDER[c.kind], -d, c.cluster, c.name)
             return (1, -ORDER[c.kind], -d, c.cluster, c.name)

@@ -31,6 +31,14 @@ def _user_config(cfg: Any) -> Any:
     return out
 
 
+def consumer_limits(js: Any, stream: str) -> list[tuple[str, int, int]]:
+    """``(name, max_ack_pending, inactive_threshold)`` of each consumer of ``stream`` on
+    ``js`` (the engine's or a server's): what a change of its consumer limits is checked
+    against (config/validate.py ``check_consumer_limits``)."""
+    return [(i.name, i.config.max_ack_pending, i.config.inactive_threshold)
+            for i in js.consumers(stream)]
+
+
 def _kv_table(cfg: Any) -> tuple[str, str, dict[str, Any]] | None:
     """A KV stream as (table, name, its [kv] / [kv_aggregates] / [kv_mirrors] table) when
     that table makes exactly this stream (else None: the stream is exported as a stream,
