@@ -876,6 +876,31 @@ def test_a_consumer_limit_an_existing_consumer_exceeds_refuses_the_plan(jl, tmp_
     ok(jl("apply", write(tmp_path, base.format(n=11, t="1m"), "d.toml")))  # above: fine
 
 
+def test_a_kv_mirror_without_its_duplicate_window_is_no_change(jl, tmp_path):
+    """nats.go (and jetlink) give a KV mirror's stream a 2m duplicate window; a server
+    clears it when it restarts (fixCfgMirrorWithDedupWindow: no setting of a mirror). The
+    plan and export compare mirrors without it: no change after every restart, and the
+    export is still the [kv_mirrors] table."""
+    from jetlink.core.clock import ManualClock
+    from jetlink.core.jetstream import JetStream
+    from jetlink.core.store import DataDir
+
+    path = write(tmp_path, '[kv.CONFIG]\nhistory = 10\n[kv_mirrors.CM]\norigin_bucket = '
+                           '"CONFIG"\n')
+    ok(jl("apply", path))
+    dd = DataDir(jl.data)
+    try:  # (what a restarted server answers)
+        js = JetStream(dd.open("local"), ManualClock(10**18))
+        cfg = js.stream_info("KV_CM").config
+        assert cfg.duplicate_window == 120 * 10**9
+        js.update_stream(cfg.replace(duplicate_window=0))
+    finally:
+        dd.close()
+    assert ok(jl("apply", path, "--dry-run")).stdout.startswith("No changes")
+    assert tomllib.loads(ok(jl("export")).stdout)["kv_mirrors"] == {
+        "CM": {"origin_bucket": "CONFIG"}}
+
+
 def test_prune_deletes_mirrors_before_their_origins(jl, tmp_path):
     """The deletions go in the reverse dependency order, as the stored streams chain (ZZ
     mirrors AM mirrors Z): a run cut short never leaves a mirror without its origin (they

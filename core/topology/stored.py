@@ -20,14 +20,20 @@ from .load import Topology
 
 
 def _user_config(cfg: Any) -> Any:
-    """``cfg`` without the metadata the server manages (what a file declares)."""
+    """``cfg`` as a file declares it: without the metadata the server manages, and a
+    mirror without a duplicate window (no setting of a mirror: nats.go sends KV mirrors
+    one, and a server clears it when it restarts, fixCfgMirrorWithDedupWindow; compared,
+    it would be a change after every restart)."""
     from ..config.validate import user_metadata
 
     mine = user_metadata(cfg.metadata)
-    if mine == cfg.metadata:
+    window = cfg.mirror is not None and bool(cfg.duplicate_window)
+    if mine == cfg.metadata and not window:
         return cfg
     out = cfg.copy()
     out.metadata = mine
+    if window:
+        out.duplicate_window = 0
     return out
 
 
