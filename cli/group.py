@@ -57,16 +57,13 @@ def _cell(value: Any) -> str:
 
 
 def group_table(info: GroupInfo) -> list[str]:
-    """kafka-consumer-groups --describe's offsets table (its column widths); a member with
-    no partition assigned (its topic deleted, more members than partitions) gets a row of
-    its own with "-" for the topic and the offsets, as ConsumerGroupCommand's
-    rowsWithoutPartitionAssignments."""
+    """kafka-consumer-groups --describe's offsets table (its column widths): a row per
+    assigned or committed partition; a member with no partition assigned (its topic
+    deleted, more members than partitions) has no row, as ConsumerGroupCommand's
+    collectGroupsOffsets leaves it out (``--members`` lists it)."""
     # every row's cells after GROUP: TOPIC, PARTITION, the three offsets, the member's
     rows = [[o.topic, *map(_cell, (o.partition, o.committed, o.log_end, o.lag, o.member,
                                    o.host, o.client_id))] for o in info.offsets]
-    shown = {o.member for o in info.offsets}
-    rows += [[MISSING] * 5 + [m.member, m.host, m.client_id]
-             for m in info.members if not m.assignment and m.member not in shown]
     gw = max([15, len(info.group)])
     tw = max([15, *(len(r[0]) for r in rows)])
     cw = max([15, *(len(r[5]) for r in rows)])
@@ -84,8 +81,9 @@ def group_table(info: GroupInfo) -> list[str]:
 
 
 def state_table(infos: list[GroupInfo]) -> list[str]:
-    """``--describe --state``'s GROUP STATE #MEMBERS (without the coordinator columns)."""
-    gw = max([15, *(len(i.group) for i in infos)])
+    """``--describe --state``'s GROUP STATE #MEMBERS (without the coordinator and
+    assignment-strategy columns; GROUP as wide as the tool's, at least 25)."""
+    gw = max([25, *(len(i.group) for i in infos)])
     out = ["", f"{'GROUP':<{gw}} {'STATE':<15} #MEMBERS"]
     for i in infos:
         out.append(f"{i.group:<{gw}} {i.state:<15} {len(i.members)}")
@@ -101,7 +99,10 @@ def _states(text: str) -> set[str]:
     """``--state``'s comma-separated list as the tool reads it (consumerGroupStatesFromString:
     each name trimmed, any case); a usage error in its words for a name it does not know."""
     by_upper = {s.upper(): s for s in GROUP_STATES}
-    found = {by_upper.get(part.strip().upper()) for part in text.split(",")}
+    parts = text.split(",")
+    while parts and parts[-1] == "":  # (Java's split drops the empty strings at the end)
+        parts.pop()
+    found = {by_upper.get(part.strip().upper()) for part in parts}
     if None in found:
         raise usage(f"Invalid state list '{text}'. Valid states are: "
                     f"{', '.join(GROUP_STATES)}")
@@ -133,10 +134,11 @@ def ls(
               if wanted is None or g.state in wanted]
 
     def human(a: App, _docs: Any) -> None:
-        if not groups:
+        if not groups and wanted is None:
             output.notice(a, "No consumer groups found.")
             return
-        width = max(15, *(len(g.group) for g in groups)) + 10
+        # (--state: the tool's header even when no group is in those states)
+        width = max([15, *(len(g.group) for g in groups)]) + 10
         output.line(a, f"{'GROUP':<{width}} STATE")
         for g in groups:
             output.line(a, f"{g.group:<{width}} {g.state}")
@@ -148,7 +150,8 @@ def members_table(info: GroupInfo, verbose: bool) -> list[str]:
     """``--describe --members``' GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS (with
     ``--verbose`` the ASSIGNMENT: each topic's partitions as ``(0,1)``, topics sorted, "-"
     for none; the tool's printMembers, its widths)."""
-    gw = max([15, len(info.group)])
+    # (the tool widens the columns from the rows: none, none widened)
+    gw = max([15, len(info.group)]) if info.members else 15
     cw = max([15, *(len(m.member) for m in info.members)])
     hw = max([15, *(len(m.host) for m in info.members)])
     lw = max([15, *(len(m.client_id) for m in info.members)])
@@ -515,7 +518,8 @@ def _datetime_ms(text: str) -> int:
                         tzinfo=UTC if zone == "Z" else timezone(offset))
     except ValueError as err:  # a day or an hour past its range: no lenient roll-over
         raise usage(f"invalid value for --to-datetime: {text!r}: {err}") from None
-    return int(when.timestamp() * 1000)
+    # (integer arithmetic: a float's timestamp() * 1000 reads some milliseconds one short)
+    return (when - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
 
 
 @group_app.command("rm")
@@ -534,7 +538,7 @@ def rm(
     """
     app = App.of(ctx)
     kafka = open_kafka(app, principal)
-    kafka.describe_group(group)  # an unknown group fails before the question
+    kafka.check_delete_group(group)  # refused (ACL, unknown group) before the question
     output.confirm(app, f"Delete consumer group {group}?", force=force,
                    action=f"delete consumer group {group}")
     kafka.delete_group(group)

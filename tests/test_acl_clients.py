@@ -144,6 +144,37 @@ def test_group_verbs_need_what_kafka_consumer_groups_requests_need(kw):
     assert [g["consumer_group_id"] for g in doc(kw("group", "ls", "-j", *p))] == ["other"]
 
 
+def test_all_topics_resets_only_the_topics_the_principal_may_describe(kw):
+    """--all-topics resets the partitions OffsetFetch answers: a topic without DESCRIBE is
+    left out of them (KafkaApis fetchAllOffsetsForGroup), not a refusal of the reset."""
+    ok(kw("topic", "create", "secret"))
+    ok(kw("group", "set-offsets", "app", "--topic", "orders", "--topic", "secret",
+          "--to-offset", "0"))
+    p = ("--principal", "User:carol")
+    allow(kw, "User:carol", "--operation", "read", "--group", "app", "--topic", "orders")
+    got = doc(kw("group", "set-offsets", "app", "--all-topics", "--to-latest", "-j", *p))
+    assert [(r["topic"], r["new_offset"]) for r in got] == [("orders", 2)]
+    assert {(o["topic_name"], o["current_offset"])
+            for o in doc(kw("group", "describe", "app", "-j"))["lags"]} == {
+        ("orders", 2), ("secret", 0)}
+
+
+def test_group_rm_needs_delete_on_the_group_alone(kw):
+    """DeleteGroups authorizes DELETE on the group and nothing else: a principal denied
+    DESCRIBE deletes it (rm asked DESCRIBE first); one without DELETE is refused naming
+    DELETE, for an unknown group too."""
+    ok(kw("group", "set-offsets", "app", "--topic", "orders", "--to-offset", "1"))
+    p = ("--principal", "User:erin")
+    refused(kw("group", "rm", "nog", "-f", *p),
+            f"User:erin is not authorized to DELETE group nog: {NO_ACL} "
+            "(GROUP_AUTHORIZATION_FAILED 30)")
+    allow(kw, "User:erin", "--operation", "delete", "--group", "app")
+    ok(kw("acls", "add", "--principal", "User:erin", "--operation", "describe", "--group",
+          "app", "--deny"))
+    ok(kw("group", "rm", "app", "-f", *p))
+    assert groups(kw) == []
+
+
 def test_delete_offsets_needs_delete_on_the_group_and_read_on_each_topic(kw):
     """OffsetDelete (KafkaApis handleOffsetDeleteRequest): DELETE on the group refuses the
     whole request; a topic without READ is TOPIC_AUTHORIZATION_FAILED on its partitions

@@ -403,10 +403,10 @@ def test_group_describe_members_state_all_groups_and_ls_state(jl, engine):
         ["", "GROUP           CONSUMER-ID     HOST            CLIENT-ID       #PARTITIONS"],
         "\nConsumer group 'audit' has no active members.\n")
     r = ok(jl("group", "describe", "--all-groups", "--state"))
-    assert lines(r) == ["", "GROUP           STATE           #MEMBERS",
-                        "audit           Empty           0",
-                        "", "GROUP           STATE           #MEMBERS",
-                        "billing         Stable          2"]
+    assert lines(r) == ["", "GROUP                     STATE           #MEMBERS",
+                        "audit                     Empty           0",
+                        "", "GROUP                     STATE           #MEMBERS",
+                        "billing                   Stable          2"]
     all_docs = doc(jl("group", "describe", "--all-groups", "-j"))
     assert [d["consumer_group_id"] for d in all_docs] == ["audit", "billing"]
     assert all_docs[1] == doc(jl("group", "describe", "billing", "-j"))
@@ -422,6 +422,8 @@ def test_group_describe_members_state_all_groups_and_ls_state(jl, engine):
     assert lines(ok(jl("group", "ls", "--state", "stable"))) == [
         "GROUP                     STATE", "billing                   Stable"]
     assert len(doc(jl("group", "ls", "--state", " Empty ,STABLE", "-j"))) == 2
+    assert lines(ok(jl("group", "ls", "--state", "dead"))) == ["GROUP                     STATE"]
+    assert len(doc(jl("group", "ls", "--state", "Empty,", "-j"))) == 1  # (Java's split)
     r = jl("group", "ls", "--state", "Stable,Runing")
     assert (r.exit_code, r.stderr.splitlines()[0]) == (
         2, "jetlink: error: Invalid state list 'Stable,Runing'. Valid states are: "
@@ -508,7 +510,8 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
         "               consumer-1      /127.0.0.1      app",
     ]
     assert lines(ok(jl("group", "describe", "billing", "--state"))) == [
-        "", "GROUP           STATE           #MEMBERS", "billing         Stable          1"]
+        "", "GROUP                     STATE           #MEMBERS",
+        "billing                   Stable          1"]
     assert r.stderr == ""
     info = doc(jl("group", "describe", "billing", "-j"))
     assert info["state"] == "Stable"
@@ -518,15 +521,14 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
     assert (r.exit_code, r.stderr) == (
         1, "jetlink: error: Assignments can only be reset if the group 'billing' is inactive, "
         "but the current state is Stable. (NON_EMPTY_GROUP 68)\n")
-    # more members than partitions: the member with none gets its row of "-", as
-    # ConsumerGroupCommand's rowsWithoutPartitionAssignments
+    # more members than partitions: the member with none has no row in the offsets table
+    # (ConsumerGroupCommand's collectGroupsOffsets leaves it out), --members lists it
     engine.join("billing", "consumer-2", ["orders"], client_id="app2")
     engine.join("billing", "consumer-3", ["orders"], client_id="app3")
     r = ok(jl("group", "describe", "billing"))
-    idle = [x for x in lines(r) if " - " in x and "consumer-" in x and " orders " not in x]
-    assert len(idle) == 1 and idle[0].split() == [
-        "billing", "-", "-", "-", "-", "-", idle[0].split()[6], "/127.0.0.1",
-        idle[0].split()[8]], lines(r)
+    assert [x.split()[1] for x in lines(r)[2:]] == ["orders", "orders"], lines(r)
+    members = lines(ok(jl("group", "describe", "billing", "--members")))[2:]
+    assert sorted(x.split()[4] for x in members) == ["0", "1", "1"], members
     for m in ("consumer-2", "consumer-3"):
         engine.leave("billing", m)
     engine.leave("billing", "consumer-1")
@@ -1019,3 +1021,35 @@ def test_produce_templates_follow_pub_s_rule(jl, engine):
     assert (r.exit_code, r.stderr) == (1, 'jetlink: error: failed to parse Header template '
                                           'for k: function "Nope" not defined\n')
     assert engine.describe_topic("t").partitions[0].log_end == 1
+
+
+def test_to_datetime_reads_every_millisecond_exactly():
+    """Kafka's Utils.getDateTime parses to the exact millisecond; a float timestamp() * 1000
+    read 2004-03-15T07:55:47.472 as ...471, a record early (ListOffsets by time)."""
+    from datetime import datetime, timedelta
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from jetlink.cli.group import _datetime_ms
+
+    assert _datetime_ms("2004-03-15T07:55:47.472") == 1079337347472
+    assert _datetime_ms("2004-03-15T09:55:47.472+02:00") == 1079337347472
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.integers(min_value=0, max_value=253402300799999))
+    def exact(ms):
+        at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+        text = at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}"
+        assert _datetime_ms(text) == ms
+
+    exact()
+
+
+def test_delete_offsets_rows_in_the_tool_s_order(jl, engine):
+    """kafka-consumer-groups sorts the statuses by the text topic + partition: big1, big10,
+    big11, big2."""
+    ok(jl("topic", "create", "big", "--partitions", "12"))
+    engine.commit("g", {("big", p): 0 for p in (1, 2, 10, 11)})
+    got = doc(jl("group", "delete-offsets", "g", "-t", "big:2,1,11,10", "-j"))["partitions"]
+    assert [r["partition"] for r in got] == [1, 10, 11, 2]

@@ -155,10 +155,13 @@ def set_offsets(kafka: TopicStore, group: str, scope: Scope, *,
     kafka.authorize("DescribeGroups" if dry_run else "OffsetCommit", group=group)
     if plan is not None:
         scope = [(t, p) for t, p in plan]
-    elif scope is None:
+    elif scope is None:  # --all-topics: the group's committed offsets, as OffsetFetch
+        # answers them (the partitions of topics the principal may not DESCRIBE left out)
         with kafka._schema.read() as conn:
             scope = [(t, p) for t, p in conn.execute(
                 "SELECT topic, partition FROM group_offsets WHERE grp = ?", (group,))]
+        shown = set(kafka.visible("TOPIC", {t for t, _p in scope}))
+        scope = [(t, p) for t, p in scope if t in shown]
     topics = list(dict.fromkeys(t for t, _p in scope))
     for topic in topics:
         if dry_run:

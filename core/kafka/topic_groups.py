@@ -36,6 +36,7 @@ __all__ = [
     "commit",
     "committed",
     "committed_all",
+    "check_delete_group",
     "delete_group",
     "delete_offsets",
     "describe_group",
@@ -360,6 +361,17 @@ def assignment(kafka: TopicStore, group: str, member: str) -> list[tuple[str, in
     return []
 
 
+def check_delete_group(kafka: TopicStore, group: str) -> None:
+    """What :func:`delete_group` refuses before deleting, without deleting (asked before a
+    confirmation): DELETE on the group, then GROUP_ID_NOT_FOUND for a group that does not
+    exist (Kafka's DeleteGroups asks nothing else: no DESCRIBE)."""
+    kafka.authorize("DeleteGroups", group=group)
+    now = kafka.now_ms()
+    with kafka._schema.read() as conn:
+        if _group(conn, group, now) is None:
+            raise _unknown_group(conn, group)
+
+
 def delete_group(kafka: TopicStore, group: str) -> None:
     """Delete the group's committed offsets: NON_EMPTY_GROUP while it has live members,
     GROUP_ID_NOT_FOUND when it has nothing."""
@@ -392,8 +404,8 @@ def delete_offsets(kafka: TopicStore, group: str, scope: Iterable[tuple[str, int
     without partitions), UNKNOWN_TOPIC_OR_PARTITION for a topic or partition that does not
     exist, GROUP_SUBSCRIBED_TO_TOPIC while a live member is subscribed to the topic, else
     None: its offset is gone (a partition without one has nothing to remove, no error).
-    Rows ``(topic, partition, error)`` sorted as the tool prints them (partition None: the
-    topic's own error)."""
+    Rows ``(topic, partition, error)`` in the tool's order (partition None: the topic's own
+    error)."""
     _check_group(group)
     kafka.authorize("OffsetDelete", group=group)
     wanted = list(dict.fromkeys(scope))
@@ -424,8 +436,10 @@ def delete_offsets(kafka: TopicStore, group: str, scope: Iterable[tuple[str, int
                 continue
             out.update(_offset_delete(conn, group, topic, [part], topic in readable,
                                       topic in subscribed, known=topic in counts))
+    # (the tool's order: by the text topic + partition, "t10" before "t2")
     return [(t, p, e) for (t, p), e in
-            sorted(out.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1]))]
+            sorted(out.items(), key=lambda kv: kv[0][0] + str(-1 if kv[0][1] is None
+                                                              else kv[0][1]))]
 
 
 def _offset_delete(conn: Any, group: str, topic: str, parts: Iterable[int], readable: bool,

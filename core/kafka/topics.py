@@ -157,4 +157,5 @@ class Kafka(TopicStore):
     assignment = topic_groups.assignment
     set_offsets = group_reset.set_offsets  # (--reset-offsets: group_reset)
     delete_group = topic_groups.delete_group
+    check_delete_group = topic_groups.check_delete_group
     delete_offsets = topic_groups.delete_offsets
