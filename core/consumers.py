@@ -1361,16 +1361,27 @@ class ConsumerEngine:
         return result
 
     def ack(self, stream: str, name: str, seq: int, consumer_seq: int | None = None) -> bool:
-        """``+ACK`` of the delivery of stream sequence ``seq``; False, and nothing changed,
-        when there is nothing to acknowledge: ``seq`` not pending (never delivered,
-        acknowledged already, or ack policy none). An ack comes from a delivery (its reply
-        subject, as a client sends it): a sequence no delivery holds acknowledges nothing,
-        and never acknowledges the pending ones below it (ack policy all) nor removes a
-        message of an interest or work-queue stream."""
-        if seq not in self._session(stream).get(name).state.pending:
-            return False
-        return bool(self._on_msg(stream, name, lambda st, cfg: ack_msg(
+        """``+ACK`` of the delivery of stream sequence ``seq``; False when ``seq`` was not
+        pending (never delivered, acknowledged already, or ack policy none). An ack comes
+        from a delivery (its reply subject, as a client sends it): a sequence never
+        delivered acknowledges nothing, and never the pending ones below it (ack policy
+        all). A delivered one no longer pending (its deliveries used up by max_deliver, or
+        acknowledged already) is still acted on with ack policy explicit, as the server's
+        processAckMsg does: its redelivery count goes, and an interest or work-queue stream
+        removes the message no consumer needs any more. One this consumer never delivered
+        (past its position, or of a subject its filters leave out: a typed sequence that is
+        no delivery of it) changes nothing."""
+        s = self._session(stream)
+        rec = s.get(name)
+        pending = seq in rec.state.pending
+        if not pending:
+            msg = s.view.load(seq) if seq < rec.state.sseq else None
+            filters = filters_of(rec.config)
+            if msg is None or (filters and not SubjectFilter(filters).matches(msg.subject)):
+                return False
+        done = bool(self._on_msg(stream, name, lambda st, cfg: ack_msg(
             st, cfg, seq, self.now, consumer_seq)))
+        return pending and done
 
     def term(self, stream: str, name: str, seq: int, consumer_seq: int | None = None) -> bool:
         """``+TERM``: never redeliver ``seq`` (acknowledged as far as retention goes)."""

@@ -684,3 +684,47 @@ def test_a_consumer_limit_change_existing_consumers_exceed_is_refused(js, limits
     assert (exc.value.code, exc.value.err_code, exc.value.description) == (
         500, 10069, f"change to limits violates consumers: {refused}")
     assert js.stream_info("L").config == cfg
+
+
+@pytest.mark.parametrize(("retention", "kept"), [("workqueue", 3), ("interest", 2)])
+def test_a_late_ack_after_max_deliver_removes_the_message_as_the_server(js, clock, retention,
+                                                                       kept):
+    """processAckMsg acts on an explicit ack of a delivered message no longer pending (its
+    deliveries used up): its redelivery count goes and the stream, nobody needing it any
+    more, removes it (on the server too). The ack still reports it was not pending; a
+    sequence this consumer never delivered changes nothing (interest: r.y, which no
+    consumer wants, was never stored)."""
+    js.add_stream({"name": "R", "subjects": ["r.*"], "retention": retention})
+    js.add_consumer("R", {"durable_name": "C", "ack_policy": "explicit",
+                          "ack_wait": SEC, "max_deliver": 1, "filter_subject": "r.x"})
+    for subject in ("r.x", "r.x", "r.x", "r.y"):
+        js.publish(subject, b"m")
+    assert [m.seq for m in js.fetch("R", "C", 3)] == [1, 2, 3]
+    clock.advance(2 * SEC)
+    assert js.fetch("R", "C", 3) == []  # (deliveries used up: nothing redelivered)
+    assert js.ack("R", "C", 2) is False
+    assert js.state("R").messages == kept
+    with pytest.raises(ApiError):  # (message 2 is the one removed)
+        js.get_msg("R", 2)
+    assert js.get_msg("R", 1).seq == 1
+    assert js.consumer_info("R", "C").num_redelivered == 0
+    assert js.ack("R", "C", 4) is False and js.state("R").messages == kept  # (not its own)
+
+
+def test_a_late_ack_clears_the_redelivery_count_on_a_limits_stream(js, clock):
+    """Limits retention keeps the message; the ack still clears its redelivery count (the
+    server's num_redelivered 2 where the engine said 3)."""
+    js.add_stream({"name": "L2", "subjects": ["l2.*"]})
+    js.add_consumer("L2", {"durable_name": "C", "ack_policy": "explicit", "ack_wait": SEC,
+                           "max_deliver": 2})
+    for _ in range(3):
+        js.publish("l2.a", b"m")
+    js.fetch("L2", "C", 3)
+    clock.advance(2 * SEC)
+    js.fetch("L2", "C", 3)
+    clock.advance(2 * SEC)
+    js.fetch("L2", "C", 3)
+    assert js.consumer_info("L2", "C").num_redelivered == 3
+    js.ack("L2", "C", 1)
+    assert js.consumer_info("L2", "C").num_redelivered == 2
+    assert js.state("L2").messages == 3

@@ -415,7 +415,25 @@ class LiveConsumers:
                 "next, which acknowledges what it fetches unless --no-ack)")
         if not info.ack_floor.stream_seq < seq <= info.delivered.stream_seq:
             return None
+        if not self._delivered_subject(stream, seq, info):
+            return None  # (another subject's message: the server would act on it all the same)
         return f"$JS.ACK.{stream}.{consumer}.1.{seq}.1.0.0"
+
+    def _delivered_subject(self, stream: str, seq: int, info: Any) -> bool:
+        """Whether stream sequence ``seq`` is a message of the consumer's filters (one it
+        delivered: the engine's rule, core/consumers.py ``ack``); a message gone is none."""
+        from ..config.consumer import filters_of
+        from ..subjects import SubjectFilter
+
+        filters = filters_of(info.config)
+        if not filters:
+            return True
+        try:
+            doc = self.api(f"STREAM.MSG.GET.{_name(stream)}", {"seq": int(seq)})
+        except ApiError:
+            return False
+        subject = (doc.get("message") or {}).get("subject", "")
+        return SubjectFilter(filters).matches(subject)
 
     def ack(self, stream: str, consumer: str, seq: int,
             consumer_seq: int | None = None) -> bool:

@@ -285,6 +285,39 @@ def test_a_later_command_acknowledges_a_delivery_by_its_stream_sequence(jls):
     assert res.exit_code == 1 and "message 1 is not pending" in res.stderr, res.output
 
 
+def test_a_work_queue_ack_acts_as_the_engine_on_a_message_no_longer_pending(jls, tmp_path):
+    """A filtered consumer of a work-queue stream: `consumer ack` of another subject's
+    message between its floor and its last delivery is no delivery of it (the server would
+    remove that message all the same): refused, kept. A message its deliveries used up
+    (max_deliver) and then acknowledged goes, on the server as on the engine."""
+    def both(*args: str) -> list[Any]:
+        return [jls(*args), runner.invoke(app, ["--data-dir", str(tmp_path / "e"), *args],
+                                           prog_name="jetlink")]
+
+    for r in both("stream", "add", "WQ", "--subjects", "wq.*", "--retention", "work",
+                  "--defaults"):
+        assert r.exit_code == 0, r.output
+    for subject in ("wq.x", "wq.y", "wq.x", "wq.x"):
+        for r in both("pub", subject, "m"):
+            assert r.exit_code == 0, r.output
+    for r in both("consumer", "add", "WQ", "C", "--pull", "--ack", "explicit", "--filter",
+                  "wq.x", "--max-deliver", "1", "--wait", "1s", "--defaults"):
+        assert r.exit_code == 0, r.output
+    for r in both("consumer", "next", "WQ", "C", "--count", "3", "--no-ack", "-j"):
+        assert [m["seq"] for m in json.loads(r.stdout)] == [1, 3, 4]
+    for r in both("consumer", "ack", "WQ", "C", "2"):  # wq.y: not its own
+        assert r.exit_code == 1 and "message 2 is not pending" in r.stderr, r.output
+    time.sleep(1.5)  # (the ack wait over: max_deliver 1 used up, nothing pending)
+    for r in both("consumer", "next", "WQ", "C", "-j"):
+        assert r.exit_code in (0, 1)
+    for r in both("consumer", "ack", "WQ", "C", "3"):
+        assert r.exit_code == 1, r.output
+    states = [json.loads(r.stdout)["state"] for r in both("stream", "info", "WQ", "-j")]
+    assert [(s["messages"], s["num_deleted"]) for s in states] == [(3, 1), (3, 1)], states
+    assert [json.loads(r.stdout)["data"] for r in both("stream", "get", "WQ", "2", "-j")] \
+        == ["bQ==", "bQ=="]
+
+
 def test_a_refusal_only_the_server_makes_names_the_field_as_the_engines(jls):
     """A single server refuses a consumer of 3 replicas itself (10074): the field and value
     the engine names are added, the code and text stay the server's."""
