@@ -706,7 +706,7 @@ def validate_or_output(validate_only: bool, out_file: Any) -> bool:
 
 def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
     """``metadata`` without the keys the server manages (core's rule)."""
-    from jetlink.core.config.validate import user_metadata as core_user_metadata
+    from jetlink.core.config.codec import user_metadata as core_user_metadata
 
     return core_user_metadata(metadata)
 

@@ -587,7 +587,7 @@ def edit(
             return
         cfg = kv.bucket_config(bucket)
         if "metadata" in values:
-            from jetlink.core.config.validate import with_user_metadata
+            from jetlink.core.config.codec import with_user_metadata
 
             values["metadata"] = with_user_metadata(cfg.metadata, values["metadata"])
         for field, value in values.items():

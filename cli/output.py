@@ -501,7 +501,7 @@ class Columns:
 
     def metadata(self, metadata: Mapping[str, str] | None) -> None:
         """A ``Metadata`` section of the keys a user set (sorted), none when there is none."""
-        from jetlink.core.config.validate import user_metadata
+        from jetlink.core.config.codec import user_metadata
 
         meta = user_metadata(metadata)
         if meta:

@@ -903,7 +903,7 @@ def _apply_rewrites(new: "StreamConfig", f: StreamFlags) -> None:
             src=f.transform_source, dest=f.transform_destination
         )
     if f.metadata is not None:
-        from jetlink.core.config.validate import with_user_metadata
+        from jetlink.core.config.codec import with_user_metadata
 
         new.metadata = with_user_metadata(new.metadata, parse_metadata(f.metadata))
     if f.no_republish:

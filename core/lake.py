@@ -1254,8 +1254,8 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
     server manages left out); a refusal is a LakeError saying what to do. A sealed
     stream's config is created unsealed (a create can not be sealed, 10052): True then,
     for the import to seal it once its rows are in (:func:`_seal_imported`)."""
+    from .config.codec import user_metadata
     from .config.stream import StreamConfig
-    from .config.validate import user_metadata
     from .errors import ApiError
 
     sealed = bool(doc.pop("sealed", False))

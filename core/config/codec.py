@@ -12,7 +12,7 @@ import dataclasses
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..errors import ApiError, json_default, nats_error
@@ -324,6 +324,33 @@ def one_of_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+REQUIRED_LEVEL_KEY = "_nats.req.level"
+SERVER_VERSION_KEY = "_nats.ver"
+SERVER_LEVEL_KEY = "_nats.level"
+# Metadata keys the server sets (jsm.go FilterServerMetadata's list: the versioning keys of
+# jetstream_versioning.go and a mirror's or source's consumer's origin): natscli hides them
+# and never edits them; a file or a lake export never declares them. Any other key, a
+# ``_nats.``-prefixed one of the user's too, is the user's and kept.
+SERVER_METADATA_KEYS = frozenset({
+    SERVER_VERSION_KEY, SERVER_LEVEL_KEY, REQUIRED_LEVEL_KEY,
+    "_nats.mirror.stream", "_nats.mirror.acc", "_nats.mirror.domain",
+    "_nats.src.stream", "_nats.src.acc", "_nats.src.domain",
+})
+
+
+def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    """``metadata`` without the keys the server sets (:data:`SERVER_METADATA_KEYS`)."""
+    return {k: v for k, v in (metadata or {}).items() if k not in SERVER_METADATA_KEYS}
+
+
+def with_user_metadata(current: Mapping[str, str] | None,
+                       user: Mapping[str, str]) -> dict[str, str]:
+    """The metadata an edit stores: the server-set keys of ``current`` kept, the user's
+    replaced by ``user`` (natscli's rule for ``--metadata`` on an edit)."""
+    reserved = {k: v for k, v in (current or {}).items() if k in SERVER_METADATA_KEYS}
+    return {**reserved, **user}
+
+
 def given_stored(given: Any, stored: Any, *, durations: frozenset[str] = frozenset()
                  ) -> list[str]:
     """Each field in which the config ``given`` (a create's, defaults filled in) differs
@@ -336,8 +363,6 @@ def given_stored(given: Any, stored: Any, *, durations: frozenset[str] = frozens
     for f in dataclasses.fields(stored):
         a, b = getattr(given, f.name), getattr(stored, f.name)
         if f.name == "metadata":  # the server's own keys are not a setting
-            from .validate import user_metadata
-
             a, b = user_metadata(a), user_metadata(b)
         if a == b:
             continue

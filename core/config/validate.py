@@ -43,7 +43,7 @@ from ..subjects import (
     is_valid_subject,
     overlaps,
 )
-from .codec import given_empty
+from .codec import REQUIRED_LEVEL_KEY, SERVER_LEVEL_KEY, SERVER_VERSION_KEY, given_empty
 from .stream import (
     COMPRESSION,
     DISCARD,
@@ -101,32 +101,6 @@ _ASSET_NAME_FORBIDDEN = frozenset(" \t\r\n\f.*>\\/")
 
 SERVER_VERSION = "2.15.1"
 API_LEVEL = 5
-REQUIRED_LEVEL_KEY = "_nats.req.level"
-SERVER_VERSION_KEY = "_nats.ver"
-SERVER_LEVEL_KEY = "_nats.level"
-# Metadata keys the server sets (jsm.go FilterServerMetadata's list: the versioning keys of
-# jetstream_versioning.go and a mirror's or source's consumer's origin): natscli hides them
-# and never edits them; a file or a lake export never declares them. Any other key, a
-# ``_nats.``-prefixed one of the user's too, is the user's and kept.
-SERVER_METADATA_KEYS = frozenset({
-    SERVER_VERSION_KEY, SERVER_LEVEL_KEY, REQUIRED_LEVEL_KEY,
-    "_nats.mirror.stream", "_nats.mirror.acc", "_nats.mirror.domain",
-    "_nats.src.stream", "_nats.src.acc", "_nats.src.domain",
-})
-
-
-def user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
-    """``metadata`` without the keys the server sets (:data:`SERVER_METADATA_KEYS`)."""
-    return {k: v for k, v in (metadata or {}).items() if k not in SERVER_METADATA_KEYS}
-
-
-def with_user_metadata(current: Mapping[str, str] | None,
-                       user: Mapping[str, str]) -> dict[str, str]:
-    """The metadata an edit stores: the server-set keys of ``current`` kept, the user's
-    replaced by ``user`` (natscli's rule for ``--metadata`` on an edit)."""
-    reserved = {k: v for k, v in (current or {}).items() if k in SERVER_METADATA_KEYS}
-    return {**reserved, **user}
-
 
 # --- update rules of the documentation only ------------------------------------------------
 # Fields the NATS documentation's "Editable" column declares not editable although

@@ -62,8 +62,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..config.codec import user_metadata
 from ..config.stream import StreamConfig, StreamSource
-from ..config.validate import DEFAULT_DUPLICATE_WINDOW, user_metadata
+from ..config.validate import DEFAULT_DUPLICATE_WINDOW
 from ..errors import ApiError, JetlinkError, UsageError
 from .failback_record import BUCKET, DONE, FailbackStore
 from .fence import region_of, unfenced_config

@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..api import JetStreamAPI
+from ..config.codec import user_metadata
 from ..config.consumer import ConsumerConfig
 from ..config.kvnames import kv_subjects
 from ..config.stream import StreamConfig
-from ..config.validate import user_metadata
 from ..errors import ApiError, JetlinkError, UsageError, nats_error
 from .fencing import (  # the record's key, with jetlink's other marks
     PROMOTED_KEY,

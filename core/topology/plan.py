@@ -597,6 +597,24 @@ def _unique(problems: Iterable[Problem]) -> list[Problem]:
     return out
 
 
+def _deletion_depth(changes: list[Change]) -> Any:
+    """``depth(cluster, name)`` of a deleted stream, as it is stored now: how many deleted
+    streams it mirrors or sources through (a mirror of a mirror: 2), so it goes before its
+    origins (the file's state holds neither any more)."""
+    gone = {(c.cluster, c.name): c.current for c in changes
+            if c.action == "delete" and c.kind in NATS_KINDS and c.current is not None}
+
+    def depth(cluster: str, name: str, seen: frozenset = frozenset()) -> int:
+        obj = gone.get((cluster, name))
+        if obj is None or (cluster, name) in seen:
+            return 0
+        return max([1 + depth(o.cluster, o.name, seen | {(cluster, name)})
+                    for o in obj.origins
+                    if o.cluster is not None and (o.cluster, o.name) in gone], default=0)
+
+    return depth
+
+
 def _ordered(changes: list[Change], state: Topology) -> list[Change]:
     """Creations and updates by kind, streams origins first; deletions after them, in the
     reverse order (mirrors before their origins, mirror topics before links before topics),
@@ -616,19 +634,7 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
         rank[key] = d
         return d
 
-    # what is deleted, as it is stored now: a mirror or source of another deleted stream
-    # goes before it (the file's state no longer holds either)
-    gone = {(c.cluster, c.name): c.current for c in changes
-            if c.action == "delete" and c.kind in NATS_KINDS and c.current is not None}
-
-    def gone_depth(cluster: str, name: str, seen: frozenset = frozenset()) -> int:
-        obj = gone.get((cluster, name))
-        if obj is None or (cluster, name) in seen:
-            return 0
-        return max([1 + gone_depth(o.cluster, o.name, seen | {(cluster, name)})
-                    for o in obj.origins
-                    if o.cluster is not None and (o.cluster, o.name) in gone], default=0)
-
+    gone_depth = _deletion_depth(changes)
     from ..subjects import overlaps
 
     def mirror_depth(c: Change, seen: frozenset = frozenset()) -> int:
@@ -683,8 +689,7 @@ def _ordered(changes: list[Change], state: Topology) -> list[Change]:
         d = depth(c.cluster, obj.name) if c.kind in NATS_KINDS and obj else \
             mirror_depth(c) if c.kind == "mirror_topic" else 0
         if c.action == "delete":
-            if c.kind in NATS_KINDS:
-                d = gone_depth(c.cluster, c.name)
+            d = gone_depth(c.cluster, c.name) if c.kind in NATS_KINDS else d
             if makes_room(c):
                 return (-1, -ORDER[c.kind], -d, c.cluster, c.name)
             return (1, -ORDER[c.kind], -d, c.cluster, c.name)

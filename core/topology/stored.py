@@ -24,7 +24,7 @@ def _user_config(cfg: Any) -> Any:
     mirror without a duplicate window (no setting of a mirror: nats.go sends KV mirrors
     one, and a server clears it when it restarts, fixCfgMirrorWithDedupWindow; compared,
     it would be a change after every restart)."""
-    from ..config.validate import user_metadata
+    from ..config.codec import user_metadata
 
     mine = user_metadata(cfg.metadata)
     window = cfg.mirror is not None and bool(cfg.duplicate_window)
