@@ -132,6 +132,12 @@ def _storage_fault(exc: BaseException, directory: Any) -> Any:
         what = " to stdout" if exc.filename == "stdout" else \
             f" {exc.filename}" if exc.filename else ""
         return JetlinkError(f"cannot write{what}: {exc.strerror or exc}")
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, bytes) and directory:
+        # (a TEXT column sqlite3 could not decode: a damaged page's bytes, when a database
+        # of the data directory checks damaged; else a bug, and its traceback)
+        from jetlink.core.store.datadir import damage_in
+
+        return damage_in(exc, directory)
     if type(exc).__module__ != "sqlite3":
         return None
     from jetlink.core.store.datadir import confirmed_in

@@ -303,12 +303,13 @@ def render_summary(app: App, doc: dict[str, Any]) -> None:
         links_table(app, links, title="Cluster Links")
         for d in links:  # (mirror partitions cut back after their source: core/kafka/epochs.py)
             for c in d.get("truncated", []):
-                output.notice(app, f"jetlink: warning: mirror topic {c['topic']} partition "
-                                   f"{c['partition']} truncated to offset "
-                                   f"{c['offset_truncated_to']} "
+                output.notice(app, f"jetlink: warning: mirror topic {c['topic']} of link "
+                                   f"{d['link']}@{d['cluster']}: partition {c['partition']} "
+                                   f"truncated to offset {c['offset_truncated_to']} "
                                    f"({_plural(c['messages_truncated'], 'record')} removed): "
-                                   "its source's log was truncated there (truncate-and-restore)"
-                                   "; the mirror copies on from the source")
+                                   "its source's log was cut back there (a fail-back's "
+                                   "truncation, here or upstream); the mirror copies on from "
+                                   "the source")
         output.line(app)
         text = (f"{_plural(len(links), 'link')}: "
                 f"{_plural(sum(d['copied'] for d in links), 'record')} copied, lag "

@@ -908,3 +908,22 @@ def test_a_check_of_a_linked_database_leaves_no_file_beside_it(tmp_path):
     assert sorted(p.name for p in elsewhere.iterdir() if not p.name.startswith(".")) == [
         "east.db"]
     assert sorted(p.name for p in data.iterdir()) == ["east.db"]
+
+
+def test_text_a_damaged_page_gives_is_the_damage_not_a_traceback(jl):
+    """sqlite3 decodes a TEXT column as UTF-8: random bytes a damaged page put there raise
+    UnicodeDecodeError out of any read. With a database of the data directory checking
+    damaged, that is its damage (one line naming it); with every one sound it is a bug,
+    left as it is (its traceback)."""
+    from jetlink.cli.launch import command_error
+    from jetlink.core.store.health import DamagedError
+
+    ok(jl("cluster", "add", "k", "--kind", "kafka"))
+    ok(jl("--cluster", "k", "topic", "create", "t", "--partitions", "3"))
+    ok(jl("--cluster", "k", "topic", "produce", "t", "--count", "3000", PAYLOAD))
+    bad = UnicodeDecodeError("utf-8", b"\x16\xd6\xac", 1, 2, "invalid continuation byte")
+    assert command_error(bad, jl.data) is None  # (all sound: a bug, left to raise)
+    damage_page(jl.data / "k.db")
+    err = command_error(bad, jl.data)
+    assert isinstance(err, DamagedError), err
+    assert str(jl.data / "k.db") in err.description and "is damaged" in err.description

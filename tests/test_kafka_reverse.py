@@ -758,9 +758,102 @@ def test_replicate_says_which_mirror_partitions_followed_their_sources_cut(cli, 
     r = cli("replicate")
     assert r.exit_code == 0, r.output
     assert r.stderr == "" if as_json else r.stderr == (
-        "jetlink: warning: mirror topic orders partition 0 truncated to offset 5 (2 records "
-        "removed): its source's log was truncated there (truncate-and-restore); the mirror "
-        "copies on from the source\n")
+        "jetlink: warning: mirror topic orders of link W@c3: partition 0 truncated to offset 5 "
+        "(2 records removed): its source's log was cut back there (a fail-back's truncation, "
+        "here or upstream); the mirror copies on from the source\n")
     assert _consume(cli, "c3") == _consume(cli, "west") == [
         (0, 0, "a0"), (0, 1, "a1"), (0, 2, "a2"), (0, 3, "a3"), (0, 4, "a4"), (0, 5, "e1"),
         (1, 0, "b0"), (1, 1, "b1"), (1, 2, "b2")]
+
+
+def test_a_restored_mirror_knows_its_sources_epoch_and_one_cut_since_is_followed(dd, clock):
+    """Fail-back cut points follow epochs: B's mirror of A was paused while A was cut back
+    and given C's records (c1..c4 at 8..11); B's own tail (a2-1..a2-4) holds A's old
+    records there. Reversing B cuts A back to where B's source epoch of A ends (8), not to
+    where B stopped (12), and A then mirrors B's records exactly. The restored mirror
+    starts with its source's epoch (never an unknown one: a cut before its first fetch is
+    followed too)."""
+    for name in ("A", "B", "C"):
+        dd.add_cluster(name, "kafka")
+    ka, kb = Kafka(dd.open("A"), clock), Kafka(dd.open("B"), clock)
+    ka.create_topic("T", 1)
+    ka.produce("T", [(None, f"a{i}".encode()) for i in range(1, 9)], partition=0)
+    Links(dd, "B", clock).create("L", "A")
+    Links(dd, "A", clock).create("L", "B")
+    Links(dd, "C", clock).create("L", "A")
+    mb, mc, ma = Mirrors(dd, "B", clock), Mirrors(dd, "C", clock), Mirrors(dd, "A", clock)
+    mb.create("T", "L")
+    mc.create("T", "L")
+    mb.step()
+    mc.step()
+    mc.pause(["T"], "L")
+    ka.produce("T", [(None, f"a2-{i}".encode()) for i in range(1, 5)], partition=0)
+    mb.step()  # B: 12
+    mb.pause(["T"], "L")
+    mc.failover(["T"], "L")
+    mc.finish_pending()
+    Kafka(dd.open("C"), clock).produce("T", [(None, f"c{i}".encode()) for i in range(1, 6)],
+                                       partition=0)
+    Links(dd, "A", clock).create("LC", "C")
+    assert ma.truncate_and_restore("T", "LC").messages_truncated == 4  # A cut to 8
+    with sqlite3.connect(dd.path / "A.db") as conn:
+        assert conn.execute("SELECT source_epoch FROM mirror_partitions WHERE topic = 'T'"
+                            ).fetchall() == [(0,)]  # (C's epoch, never unknown)
+    ma.step()
+    ma.failover(["T"], "LC")
+    ma.finish_pending()
+    assert values(ka, "T")[8:] == [b"c1", b"c2", b"c3", b"c4", b"c5"]
+    mb.resume(["T"], "L")
+    _res, trunc = mb.reverse_and_start("T", "L")
+    assert trunc.partitions == [{"partition": 0, "messages_truncated": 5,
+                                 "offset_truncated_to": 8}]
+    pump_links(dd, clock)
+    assert values(ka, "T") == values(kb, "T") == [
+        *(f"a{i}".encode() for i in range(1, 9)), *(f"a2-{i}".encode() for i in range(1, 5))]
+
+
+def test_a_restore_failing_half_way_changes_nothing(world, monkeypatch):
+    """The truncation, the mirror's rows and the topic's mirror mark are one transaction: a
+    failure before its end (here the fence's removal) leaves the topic as it was, writable
+    and whole (it was left a mirror that still took writes)."""
+    dd, clock, west, east = world
+    Mirrors(dd, "east", clock).failover(["orders"], "L")
+    Mirrors(dd, "east", clock).finish_pending()
+    before = values(west, "orders")
+
+    def boom(*_a, **_k):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(mirror_promote, "unfence_topic", boom)
+    with pytest.raises(RuntimeError):
+        Mirrors(dd, "west", clock).truncate_and_restore("orders", "L")
+    assert values(west, "orders") == before
+    assert west.describe_topic("orders").mirror_link is None
+    assert Mirrors(dd, "west", clock).list() == []
+
+
+def test_a_cut_keeps_the_compactions_progress_below_it(dd, clock):
+    """What the cleaner cleaned below the cut is still clean (it marked the whole log dirty,
+    so a compacted topic's mirror cleaned at once, ahead of its source, and lost records the
+    source still served)."""
+    from jetlink.core.kafka.epochs import truncate_partition
+    from jetlink.core.kafka.topic_records import record_key, records_bytes
+
+    dd.add_cluster("k", "kafka")
+    k = Kafka(dd.open("k"), clock)
+    k.create_topic("T", 1)
+    k.produce("T", [(f"k{i}".encode(), b"v" * 20) for i in range(10)], partition=0)
+    t_id = k.topic_rowid("T")
+    conn = dd.open("k").conn
+    with conn:
+        conn.execute("UPDATE partitions SET cleaned = 6, clean_bytes = ? WHERE topic = ?",
+                     (records_bytes(conn, record_key(t_id, 0, 0), record_key(t_id, 0, 6)),
+                      t_id))
+        truncate_partition(conn, t_id, 0, 8)  # above the cleaned part: kept as it is
+        row = conn.execute("SELECT cleaned, clean_bytes, log_end FROM partitions").fetchone()
+        assert row == (6, records_bytes(conn, record_key(t_id, 0, 0), record_key(t_id, 0, 6)),
+                       8)
+        truncate_partition(conn, t_id, 0, 4)  # inside it: clean up to the cut
+        row = conn.execute("SELECT cleaned, clean_bytes, log_end FROM partitions").fetchone()
+        assert row == (4, records_bytes(conn, record_key(t_id, 0, 0), record_key(t_id, 0, 4)),
+                       4)

@@ -12,6 +12,7 @@ without Spark, with core/lake.py's reader feeding the writer.
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 from helpers import ok
@@ -320,6 +321,12 @@ def test_a_copy_stopped_half_way_is_finished_by_the_link(dd, clock):
     with pytest.raises(RuntimeError):
         lake.write_topic_rows(east, plan, dying(), txn_rows=5)
     assert 0 < len(records(dd, "east", "orders")) < len(records(dd, "west", "orders"))
+    # what it stored carries the source's epoch of the cut (a cut of the source from now on
+    # reaches those records: core/kafka/epochs.py)
+    with sqlite3.connect(dd.path / "east.db") as conn:
+        assert {e for (e,) in conn.execute("SELECT source_epoch FROM mirror_partitions "
+                                           "WHERE topic = 'orders' AND last_fetch_offset > 0"
+                                           )} == {0}
     east.bulk_release(plan)
     assert east.describe("orders", "L").mirror_status == "ACTIVE"
     clock.advance_s(31)

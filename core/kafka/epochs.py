@@ -47,18 +47,25 @@ def truncate_partition(conn: Any, topic_rowid: int, partition: int, to: int) -> 
     when that removed offsets a new epoch starts at ``to`` (the later epochs' entries go:
     those offsets are no more). Inside the caller's write transaction. Returns (records
     removed, their bytes)."""
-    lo, hi = record_key(topic_rowid, partition, to), partition_range(topic_rowid, partition)[1]
+    base, hi = partition_range(topic_rowid, partition)
+    lo = record_key(topic_rowid, partition, to)
     count = conn.execute("SELECT count(*) FROM main.records WHERE id >= ? AND id < ?",
                          (lo, hi)).fetchone()[0]
     size = records_bytes(conn, lo, hi)
-    end = conn.execute("SELECT log_end FROM main.partitions WHERE topic = ? AND partition = ?",
-                       (topic_rowid, partition)).fetchone()
+    row = conn.execute("SELECT log_start, log_end, cleaned, clean_bytes FROM main.partitions "
+                       "WHERE topic = ? AND partition = ?", (topic_rowid, partition)).fetchone()
+    start, end, cleaned, clean_bytes = row if row is not None else (0, to, 0, 0)
     conn.execute("DELETE FROM main.records WHERE id >= ? AND id < ?", (lo, hi))
+    # the compaction's progress below the cut stays (what it cleaned there is still clean):
+    # marked dirty, the whole log would be cleaned at once, ahead of its source's
+    if cleaned > to:
+        cleaned = to
+        clean_bytes = records_bytes(conn, base + min(start, to), lo)
     conn.execute("UPDATE main.partitions SET log_end = ?, log_start = min(log_start, ?), "
-                 "bytes = max(bytes - ?, 0), cleaned = min(log_start, ?), clean_bytes = 0 "
+                 "bytes = max(bytes - ?, 0), cleaned = ?, clean_bytes = ? "
                  "WHERE topic = ? AND partition = ?",
-                 (to, to, size, to, topic_rowid, partition))
-    if end is not None and end[0] > to:
+                 (to, to, size, cleaned, clean_bytes, topic_rowid, partition))
+    if end > to:
         epoch = current_epoch(conn, topic_rowid, partition) + 1
         conn.execute("DELETE FROM main.partition_epochs WHERE topic = ? AND partition = ? AND "
                      "start_offset > ?", (topic_rowid, partition, to))

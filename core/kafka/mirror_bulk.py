@@ -304,10 +304,11 @@ def bulk_write(m: MirrorState, plan: BulkPlan, rows: Iterable[tuple[int, int, in
                                       record_key(d_id, p, nxt[p]))
                 conn.execute("UPDATE partitions SET log_end = ?, bytes = bytes + ? "
                              "WHERE topic = ? AND partition = ?", (nxt[p], added, d_id, p))
-            conn.executemany(
-                "UPDATE mirror_partitions SET last_fetch_offset = ?, last_fetch_ms = ? "
-                "WHERE topic = ? AND partition = ?",
-                [(nxt[p], now, plan.topic, p) for p in touched])
+            conn.executemany(  # (with the cut's source epoch: a copy killed after this
+                # transaction holds records a cut of the source must reach, epochs.py)
+                "UPDATE mirror_partitions SET last_fetch_offset = ?, last_fetch_ms = ?, "
+                "source_epoch = ? WHERE topic = ? AND partition = ?",
+                [(nxt[p], now, by_p[p].epoch, plan.topic, p) for p in touched])
         for p in touched:
             by_p[p].rows += counted[p]
             by_p[p].written = nxt[p]

@@ -385,7 +385,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     failed over: truncate it per partition to the log end offsets at which that mirror
     stopped, then resume mirroring from there (``paused``: the new mirror starts PAUSED,
     in the same transaction)."""
-    from .epochs import truncate_partition
+    from .epochs import current_epoch, truncate_partition
 
     li, src = _source_named(m, link, "truncate-and-restore", topic)
     if src is None:
@@ -402,8 +402,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
                          f"{li.source_cluster} is not a stopped mirror: truncate-and-restore "
                          "fails back to a topic that was failed over or promoted",
                          field="topic")
-    # Where that mirror stopped: its log end at its last fetch (it took writes since).
-    stopped = {p.partition: p.last_source_fetch_offset for p in other._lags(rows[0], None)}
+    stopped = _stopped_at(m, other, rows[0], topic)
     mine = m.kafka.describe_topic(topic)
     if mine.mirror_link:
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
@@ -415,6 +414,9 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     source_id = src.describe_topic(source_topic).topic_id  # the topic mirrored from now on
     t_id = m._topic_rowid(topic)
     now = now_ms(m.clock)
+    with src._schema.read() as sconn:  # the new source's epochs: a cut of it is followed
+        s_id = m._topic_rowid(source_topic, "main", sconn)
+        epochs = {p["partition"]: current_epoch(sconn, s_id, p["partition"]) for p in parts}
     with m._schema.write() as conn:
         for part in parts:  # (a new epoch where records went: the topic's other mirrors
             # follow the cut, core/kafka/epochs.py)
@@ -433,12 +435,35 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
             (topic, link, source_topic, PAUSED if paused else ACTIVE, now, now, int(paused),
              source_id))
         conn.executemany(
-            "INSERT INTO mirror_partitions(topic, partition, last_fetch_offset) "
-            "VALUES (?, ?, ?)",
-            [(topic, p["partition"], p["offset_truncated_to"]) for p in parts])
-    m.kafka.set_mirror_link(topic, link)
-    unfence_topic(m.cl, topic)  # dr fence's DENY WRITE on the old source topic, if any
+            "INSERT INTO mirror_partitions(topic, partition, last_fetch_offset, source_epoch) "
+            "VALUES (?, ?, ?, ?)",
+            [(topic, p["partition"], p["offset_truncated_to"], epochs[p["partition"]])
+             for p in parts])
+        # (in the same transaction: never a mirror that still takes writes)
+        m.kafka.set_mirror_link(topic, link)
+        unfence_topic(m.cl, topic)  # dr fence's DENY WRITE on the old source topic, if any
     return TruncateResult(topic, parts, clamps=clamps)
+
+
+def _stopped_at(m: MirrorState, other: MirrorState, row: tuple, topic: str) -> dict[int, int]:
+    """Per partition, where local ``topic`` is cut to: where the other side's stopped
+    mirror ``row`` stopped (its log end at its last fetch: it took writes since), or where
+    its source epoch of that fetch ends in this topic's history when this topic was cut
+    after it (the records it holds past that are this topic's old ones, not this topic's
+    now: OffsetsForLeaderEpoch)."""
+    from .epochs import epoch_end
+
+    stopped = {p.partition: p.last_source_fetch_offset for p in other._lags(row, None)}
+    with other._schema.read() as oconn:
+        fetched = dict(oconn.execute("SELECT partition, source_epoch FROM mirror_partitions "
+                                     "WHERE topic = ?", (row[0],)))
+    t_id = m._topic_rowid(topic)
+    with m._schema.read() as conn:
+        for p, epoch in fetched.items():
+            end = None if epoch is None else epoch_end(conn, t_id, p, epoch)
+            if end is not None and p in stopped:
+                stopped[p] = min(stopped[p], end)
+    return stopped
 
 
 def reverse_and_start(m: MirrorState, topic: str, link: str, *, dry_run: bool = False
@@ -571,9 +596,9 @@ def _reverse(m: MirrorState, topic: str, link: str, *, paused: bool, dry_run: bo
         res = _stop(m, [topic], link, "failover", dry_run, mark=REVERSING)[0]
         if not res.ok:  # pragma: no cover - _reverse_check refused what failover refuses
             raise KafkaError("INVALID_REQUEST", res.error_message, field="topic")
-    # Truncated to where the mirror stopped (or stops now): its last fetch offsets, what
-    # truncate_and_restore reads from the stopped mirror.
-    stopped = {p.partition: p.last_source_fetch_offset for p in m._lags(row, None)}
+    # Truncated to where the mirror stopped (or stops now), as truncate_and_restore reads
+    # it from the stopped mirror
+    stopped = _stopped_at(other, m, row, source_topic)
     restored = other.kafka.describe_topic(source_topic).mirror_link == link
     parts = _truncation(other, source_topic, stopped)
     if restored:  # by the killed run: what it truncated is gone, nothing more is

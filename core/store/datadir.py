@@ -386,6 +386,23 @@ def confirmed_in(err: JetlinkError, cause: BaseException,
                         "try reads them anew")
 
 
+def damage_in(cause: BaseException, directory: Path | str) -> JetlinkError | None:
+    """The damaged database of the data directory behind ``cause`` (text a read could not
+    decode: the bytes of a damaged page), as :func:`confirmed_in` names it; None when every
+    database checks sound (the cause is no damage)."""
+    directory = Path(directory)
+    try:
+        entries = sorted(e for e in os.listdir(directory) if e.endswith(DB_SUFFIX))
+    except OSError:
+        return None
+    for entry in entries:
+        problems = _problems(directory / entry)
+        if problems:
+            return damaged(entry[: -len(DB_SUFFIX)], directory / entry,
+                           f"is damaged ({problems[0]})")
+    return None
+
+
 def _as_found(err: JetlinkError, name: str, path: Path, problems: list[str], *,
               writing: bool = True) -> JetlinkError:
     """``err`` once the checks found ``problems`` in cluster ``name``'s database."""
