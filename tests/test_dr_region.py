@@ -1114,6 +1114,40 @@ def test_dr_check_after_a_failover_names_what_was_failed_over(region):
     assert json.loads(as_json.stdout)["output"] == res.stdout.split("\n\n")[1]
 
 
+def test_one_source_topic_mirrored_on_two_sides_is_one_primary_at_most(jl):
+    """The one-primary rule covers mirror topics: a topic of kwest mirrored in keast and in
+    knorth is two primaries forking its offsets if both fail over. `dr check` warns of it,
+    and the region's failover without --cluster is refused (exit 2, nothing changed);
+    with --cluster the side named takes over."""
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.topics import Kafka
+    from jetlink.core.store import DataDir
+
+    dd = DataDir(jl.data)
+    for c in ("kwest", "keast", "knorth"):
+        dd.add_cluster(c, "kafka")
+    src = Kafka(dd.open("kwest"), jl.clock)
+    src.create_topic("orders", 1)
+    src.produce("orders", [(None, f"a{i}".encode()) for i in range(5)], partition=0)
+    Links(dd, "keast", jl.clock).create("LE", "kwest", {})
+    Links(dd, "knorth", jl.clock).create("LN", "kwest", {})
+    dd.close()
+    ok(jl("--cluster", "keast", "mirrors", "create", "orders", "--link", "LE"))
+    ok(jl("--cluster", "knorth", "mirrors", "create", "orders", "--link", "LN"))
+    ok(jl("replicate"))
+    r = jl("dr", "check")
+    assert r.exit_code == 1 and ("A failover of region kwest refuses it: topic orders@kwest "
+                                 "is mirrored on other sides too (LN/orders@knorth)"
+                                 ) in r.stdout, r.stdout
+    ok(jl("cluster", "down", "kwest"))
+    before = data_dir_bytes(jl.data)
+    r = jl("dr", "failover", "--from", "kwest", "-f")
+    assert r.exit_code == 2 and "two primaries taking writes for one topic" in r.stdout
+    assert data_dir_bytes(jl.data) == before
+    d = doc(jl("--cluster", "keast", "dr", "failover", "--from", "kwest", "-f", "-j"))
+    assert [(o["name"], o["state"]) for o in d["objects"]] == [("LE/orders", "done")]
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

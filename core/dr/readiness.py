@@ -490,7 +490,7 @@ def _one_primary(mirrors: Sequence[MirrorReadiness]) -> None:
     from .rules import Primary, two_primaries
 
     keyed = {Primary(m.region, m.kind, m.origin, m.cluster, m.name): m for m in mirrors
-             if m.kind in ("stream", "kv") and m.region and m.origin}
+             if m.kind in ("stream", "kv", "topic") and m.region and m.origin}
     for p, why in two_primaries(list(keyed)).items():
         keyed[p].result.warn(f"A failover of region {p.region} refuses it: {why} (jetlink "
                              f"dr failover --from {p.region} --skip NAME)")
@@ -1086,7 +1086,8 @@ def _check_topic(m: Any, info: Any, li: Any, shown: str, cluster: str, t: DrThre
                            "partitions": [{**p.to_json(), "log_end": p.log_end}
                                           for p in info.mirror_lags], **rp.to_json()},
         "positions": positions, "acls": acls,
-        "clamps": [c.to_json() for c in dry.clamps]})
+        "clamps": [c.to_json() for c in dry.clamps]},
+        region=li.source_cluster, origin=info.source_topic_name)
 
 
 def _link_acl_text(m: Any, info: Any, li: Any) -> str:

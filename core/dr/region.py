@@ -1353,7 +1353,7 @@ def _one_primary(objects: list[RegionObject], skip_unready: bool) -> None:
     from .rules import Primary, two_primaries
 
     keyed = {Primary(o.region, o.kind, o.origin, o.side, o.shown): o for o in objects
-             if o.kind in ("stream", "kv") and o.state in (PLANNED, EARLIER)}
+             if o.state in (PLANNED, EARLIER)}
     for p, why in two_primaries(list(keyed)).items():
         o = keyed[p]
         if o.state != PLANNED:

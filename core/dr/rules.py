@@ -484,8 +484,9 @@ def origin_name(kind: str, stream: str) -> str:
 
 @dataclass(frozen=True)
 class Primary:
-    """A mirror a region failover would make a primary: its origin (``kind`` "stream" or
-    "kv", ``origin`` its stream, in ``region``), the ``side`` it is on, its name as shown."""
+    """A mirror a region failover would make a primary: its origin (``kind`` "stream", "kv"
+    or "topic", ``origin`` its stream or source topic, in ``region``), the ``side`` it is
+    on, its name as shown."""
 
     region: str
     kind: str
@@ -498,7 +499,8 @@ def two_primaries(mirrors: Sequence[Primary]) -> dict[Primary, str]:
     """The one-primary rule of a region failover: an origin with two mirrors in one plan,
     on two sides or on one, ends with two primaries taking writes for one stream (each
     failback then keeps one side's and sets the other's aside; on one side the second
-    promotion's subjects overlap the first's and it fails half-way through the run). Each
+    promotion's subjects overlap the first's and it fails half-way through the run; two
+    mirror topics of one source topic fork its offsets). Each
     such mirror and why, naming the others and the way out (``--cluster`` for the side that
     takes over, or ``--skip``)."""
     groups: dict[tuple[str, str, str], list[Primary]] = {}
@@ -510,7 +512,7 @@ def two_primaries(mirrors: Sequence[Primary]) -> dict[Primary, str]:
             continue
         for m in group:
             others = ", ".join(x.shown for x in group if x is not m)
-            what = "bucket" if kind == "kv" else "stream"
+            what = {"kv": "bucket", "topic": "topic"}.get(kind, "stream")
             if any(x.side != m.side for x in group):
                 where, how = "on other sides too", "fail over one side (--cluster) or --skip"
             else:
