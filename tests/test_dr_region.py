@@ -1148,6 +1148,30 @@ def test_one_source_topic_mirrored_on_two_sides_is_one_primary_at_most(jl):
     assert [(o["name"], o["state"]) for o in d["objects"]] == [("LE/orders", "done")]
 
 
+def test_fence_first_refused_means_not_promoted(jl):
+    """--fence on a region that answers, its Kafka cluster without an authorizer: the old
+    source topic can not be fenced (a DENY WRITE ACL needs one), so its mirror is not
+    promoted (it was, leaving both sides taking writes): failed, exit 1, still ACTIVE."""
+    from jetlink.core.kafka.links import Links
+    from jetlink.core.kafka.topics import Kafka
+    from jetlink.core.store import DataDir
+
+    dd = DataDir(jl.data)
+    for c in ("kwest", "keast"):
+        dd.add_cluster(c, "kafka")
+    Kafka(dd.open("kwest"), jl.clock).create_topic("orders", 1)
+    Links(dd, "keast", jl.clock).create("LE", "kwest", {})
+    dd.close()
+    ok(jl("--cluster", "keast", "mirrors", "create", "orders", "--link", "LE"))
+    r = jl("--cluster", "keast", "dr", "failover", "--from", "kwest", "--fence", "-f", "-j")
+    assert r.exit_code == 1
+    [o] = json.loads(r.stdout)["objects"]
+    assert o["state"] == "failed" and o["detail"].startswith(
+        "its origin orders@kwest can not be fenced (cluster kwest has no authorizer")
+    desc = doc(jl("--cluster", "keast", "mirrors", "describe", "--link", "LE", "-j"))
+    assert [m["mirror_status"] for m in desc] == ["ACTIVE"]
+
+
 def test_mirror_topics_of_a_kafka_region(jl):
     from jetlink.core.kafka.links import Links
     from jetlink.core.kafka.topics import Kafka

@@ -700,11 +700,16 @@ class RegionPlan:
         with ``o`` before it is made (:attr:`RegionObject.fenced_by_run`): a run stopped
         anywhere after leaves it the re-run's to keep (the promotion) or undo."""
         from .fence import FAILED as FENCE_FAILED
+        from .fence import REFUSED as FENCE_REFUSED
         from .fence import TO_FENCE, fence_item
 
         item = self._origin_item(o)
         if item is None:
             return
+        if item.action == FENCE_REFUSED:  # (it answers and can not be fenced: as a failure)
+            raise JetlinkError(f"its origin {item.name}@{item.region} can not be fenced "
+                               f"({item.detail}): not promoted, the origin keeps taking its "
+                               "writes (fail it over without --fence to accept that)")
         if item.action == TO_FENCE:
             o.fenced_by_run = list(item.subjects_before or [])
             o.detail = f"origin {item.name}@{item.region} fenced first"
