@@ -209,13 +209,13 @@ def test_a_links_acl_sync_never_copies_the_fence_to_the_side_that_took_over(jl, 
 def test_failback_names_the_command_and_the_link_that_take_a_topic_back(fenced_world):
     """dr failback leaves a failed-over mirror topic to its per-link step, named as it is
     typed: truncate-and-restore on the cluster it failed over from, through that cluster's
-    link from the one that took over (L here), or reverse-and-start on the other side."""
+    link from the one that took over (L here); never reverse-and-start, which refuses a
+    mirror that stopped."""
     jl = fenced_world
     d = doc(jl("--cluster", "east", "dr", "failback", "--from", "west", "-f", "-j"))
     assert d["objects"][0]["detail"] == (
         "a mirror topic goes back per link: jetlink --cluster west mirrors truncate-and-"
-        "restore orders --link L (or jetlink --cluster east mirrors reverse-and-start orders "
-        "--link L), with west answering")
+        "restore orders --link L, with west answering")
 
 
 def test_dr_check_flags_a_returned_unfenced_old_source_topic(fenced_world):

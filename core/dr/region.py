@@ -460,8 +460,8 @@ def _gone_back(dd: Any, clock: Clock, region: str, took_over: str, info: Any) ->
 def _back_command(dd: Any, clock: Clock, region: str, took_over: str, info: Any) -> str:
     """The command that takes a failed-over mirror topic back, as it is typed: truncate-and-
     restore runs on ``region`` (the cluster it failed over from) on its topic there, through
-    a link of ``region`` from ``took_over`` (named when there is one, else how to make one);
-    reverse-and-start on ``took_over``, through the mirror's own link."""
+    a link of ``region`` from ``took_over`` (named when there is one, else how to make one).
+    Never reverse-and-start: it reverses a mirror still mirroring, and this one stopped."""
     from ..kafka.links import Links
 
     links = [li.name for li in Links(dd, region, clock).list(with_topics=False)
@@ -472,12 +472,7 @@ def _back_command(dd: Any, clock: Clock, region: str, took_over: str, info: Any)
     if not links:
         restore += (f", LINK a link of {region} from {took_over} made first (jetlink --cluster "
                     f"{region} links create LINK --source-cluster {took_over})")
-    reverse = (f"jetlink --cluster {took_over} mirrors reverse-and-start "
-               f"{info.mirror_topic_name} --link {info.link_name}")
-    if info.link_name not in links:  # reverse-and-start needs the link both ways, one name
-        reverse += (f", once {region} has a link {info.link_name} from {took_over} (a "
-                    "bidirectional link: the same name on both clusters)")
-    return f"{restore} (or {reverse})"
+    return restore
 
 
 def _dependencies(objects: list[RegionObject], infos: dict[str, Any]) -> None:
