@@ -372,15 +372,12 @@ def confirmed_in(err: JetlinkError, cause: BaseException,
     with a problem is named; when all are sound, the files changed."""
     if isinstance(err, (DiskFullError, ReadOnlyError_, ChangedError)):
         return err
-    directory = Path(directory)
     try:
-        entries = sorted(e for e in os.listdir(directory) if e.endswith(DB_SUFFIX))
+        found = _first_with_problems(Path(directory))
     except OSError:
         return err
-    for entry in entries:
-        problems = _problems(directory / entry)
-        if problems:
-            return _as_found(err, entry[: -len(DB_SUFFIX)], directory / entry, problems)
+    if found is not None:
+        return _as_found(err, *found)
     return ChangedError(f"data directory {directory}: a database changed while it was read "
                         f"({cause}); every one checks sound: nothing was written, the next "
                         "try reads them anew")
@@ -390,16 +387,24 @@ def damage_in(cause: BaseException, directory: Path | str) -> JetlinkError | Non
     """The damaged database of the data directory behind ``cause`` (text a read could not
     decode: the bytes of a damaged page), as :func:`confirmed_in` names it; None when every
     database checks sound (the cause is no damage)."""
-    directory = Path(directory)
     try:
-        entries = sorted(e for e in os.listdir(directory) if e.endswith(DB_SUFFIX))
+        found = _first_with_problems(Path(directory))
     except OSError:
         return None
+    if found is None:
+        return None
+    name, path, problems = found
+    return damaged(name, path, f"is damaged ({problems[0]})")
+
+
+def _first_with_problems(directory: Path) -> tuple[str, Path, list[str]] | None:
+    """(cluster, database, its problems) of the first database of ``directory`` the checks
+    find a problem in; None when every one is sound (OSError: it can not be listed)."""
+    entries = sorted(e for e in os.listdir(directory) if e.endswith(DB_SUFFIX))
     for entry in entries:
         problems = _problems(directory / entry)
         if problems:
-            return damaged(entry[: -len(DB_SUFFIX)], directory / entry,
-                           f"is damaged ({problems[0]})")
+            return entry[: -len(DB_SUFFIX)], directory / entry, problems
     return None
 
 
