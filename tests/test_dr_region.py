@@ -1146,6 +1146,12 @@ def test_one_source_topic_mirrored_on_two_sides_is_one_primary_at_most(jl):
     assert data_dir_bytes(jl.data) == before
     d = doc(jl("--cluster", "keast", "dr", "failover", "--from", "kwest", "-f", "-j"))
     assert [(o["name"], o["state"]) for o in d["objects"]] == [("LE/orders", "done")]
+    # a run per side: the other side's after it is refused, keast's being a primary still
+    before = data_dir_bytes(jl.data)
+    r = jl("--cluster", "knorth", "dr", "failover", "--from", "kwest", "-f")
+    assert r.exit_code == 2 and ("topic orders@kwest was failed over already to "
+                                 "LE/orders@keast, a primary still") in r.stdout, r.stdout
+    assert data_dir_bytes(jl.data) == before
 
 
 def test_fence_first_refused_means_not_promoted(jl):

@@ -412,6 +412,14 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
         if info.mirror_status == mm.STOPPED:
             obj.state = EARLIER
             obj.detail = "its mirror was stopped (failed over or promoted) before"
+        elif action == FAILOVER:
+            others = _topic_primaries(dd, clock, region, info.source_topic_name, side.cluster)
+            if others:  # (a region's plan refuses this across its sides: _one_primary)
+                obj.state, obj.detail = REFUSED, (
+                    f"topic {info.source_topic_name}@{region} was failed over already to "
+                    f"{', '.join(others)}, a primary still: a second would make two "
+                    "primaries taking writes for one topic (its offsets would fork); take "
+                    f"{others[0]} back first, or fail over only one side")
         if action == FAILBACK:
             back = _back_command(dd, clock, region, side.cluster, info)
             if info.mirror_status == mm.PENDING_STOPPED:
@@ -431,6 +439,28 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
                 obj.detail = (f"a mirror topic goes back per link: {back}, with {region} "
                               "answering")
         out.append(obj)
+    return out
+
+
+def _topic_primaries(dd: Any, clock: Clock, region: str, topic: str, here: str) -> list[str]:
+    """The mirror topics of ``topic``@``region`` on Kafka clusters other than ``here`` that
+    were failed over (STOPPED): each a primary taking its writes (one taken back is a mirror
+    again, its row no longer stopped), as they are shown (LINK/TOPIC@CLUSTER)."""
+    from ..kafka import mirror_model as mm
+
+    out = []
+    for name in dd.cluster_names():
+        if name in (here, region):
+            continue
+        try:
+            if dd.open(name).kind != "kafka":
+                continue
+            out += [f"{info.link_name}/{info.mirror_topic_name}@{name}"
+                    for info, src in mirror_topics(dd, name, clock)
+                    if src == region and info.source_topic_name == topic
+                    and info.mirror_status == mm.STOPPED]
+        except (JetlinkError, OSError):
+            continue
     return out
 
 
