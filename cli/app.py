@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from jetlink.cli.console import PROG as PROG  # the name scripts/generate.py imports
-from jetlink.cli.console import make_console, wants_color
+from jetlink.cli.console import escaped_byte, make_console, wants_color
 
 if TYPE_CHECKING:  # pragma: no cover
     import typer
@@ -186,7 +186,7 @@ def utf8_params(ctx: typer.Context) -> None:
             continue
         for text in value if isinstance(value, list | tuple) else (value,):
             if isinstance(text, str):
-                bad = next((c for c in text if "\udc80" <= c <= "\udcff"), None)
+                bad = escaped_byte(text)
                 if bad is not None:
                     raise argument_error(text, bad)
 

@@ -37,6 +37,13 @@ class Terminal(Protocol):
     def err(self) -> Console: ...
 
 
+def escaped_byte(text: str) -> str | None:
+    """The first character of ``text`` holding a byte that is not UTF-8 (Python's surrogate
+    escape, U+DC80..U+DCFF: an argument or a path decoded from bytes), None when there is
+    none."""
+    return next((c for c in text if "\udc80" <= c <= "\udcff"), None)
+
+
 def wants_color(stream: Any) -> bool:
     """Colour only on a terminal and only when NO_COLOR (https://no-color.org) is unset/empty."""
     if os.environ.get("NO_COLOR"):

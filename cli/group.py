@@ -430,9 +430,6 @@ def _reset_scope(topics: list[str] | None, all_topics: bool, partition: int | No
     """What set-offsets resets (core/kafka/group_reset.py Scope): the partitions of the
     --topic values (with --partition: that one of the only topic), None for --all-topics;
     a usage error in the tool's words without either (--from-file names its own)."""
-    from jetlink.core.errors import JetlinkError
-    from jetlink.core.kafka.group_reset import parse_topic_scope
-
     if topics and all_topics:
         raise usage("give one of the reset scopes --all-topics, --topic, not both")
     if not topics:
@@ -446,6 +443,15 @@ def _reset_scope(topics: list[str] | None, all_topics: bool, partition: int | No
             raise usage("--partition applies to one --topic TOPIC (or give --topic "
                         "TOPIC:P[,P...])")
         return [(topics[0], partition)]
+    return _topic_args(topics)
+
+
+def _topic_args(topics: list[str]) -> list[tuple[str, int | None]]:
+    """The ``--topic`` values, ``T`` or ``T:P[,P...]``, as the tool reads them
+    (core/kafka/group_reset.py ``parse_topic_scope``); a usage error in its words."""
+    from jetlink.core.errors import JetlinkError
+    from jetlink.core.kafka.group_reset import parse_topic_scope
+
     try:
         return [item for text in topics for item in parse_topic_scope(text)]
     except JetlinkError as err:
@@ -568,14 +574,8 @@ def delete_offsets(
     --principal on a cluster that enforces ACLs: DELETE on the group, READ on the topics.
     With --json the group and each partition's error (null: deleted).
     """
-    from jetlink.core.errors import JetlinkError
-    from jetlink.core.kafka.group_reset import parse_topic_scope
-
     app = App.of(ctx)
-    try:
-        scope = [item for text in topic for item in parse_topic_scope(text)]
-    except JetlinkError as err:
-        raise usage(f"invalid value for --topic: {err.description}") from None
+    scope = _topic_args(topic)
     rows = open_kafka(app, principal).delete_offsets(group, scope)
     failed = [r for r in rows if r[2] is not None]
     if len(failed) < len(rows):

@@ -91,7 +91,9 @@ def _argument_not_utf8(err: Any, args: Sequence[str]) -> Any:
     text = getattr(err, "not_utf8", None)
     if not isinstance(text, str):
         return None
-    bad = next((c for c in text if "\udc80" <= c <= "\udcff"), None)
+    from jetlink.cli.console import escaped_byte
+
+    bad = escaped_byte(text)
     if bad is None:
         return None
     arg = next((a for a in args if bad in a and (a in text or text in a)), None)
@@ -238,7 +240,9 @@ def _kv_get_line(args: Sequence[str]) -> tuple[str, str, int | None, bool, bool]
     it, cli/app.py ``utf8_params``)."""
     if len(args) < 4 or args[0] != "kv" or args[1] != "get":
         return None
-    if any("\udc80" <= c <= "\udcff" for a in args for c in a):
+    from jetlink.cli.console import escaped_byte
+
+    if any(escaped_byte(a) for a in args):
         return None
     words: list[str] = []
     raw = as_json = False

@@ -23,7 +23,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from jetlink.cli.console import PROG, Terminal, make_console
+from jetlink.cli.console import PROG, Terminal, escaped_byte, make_console
 
 if TYPE_CHECKING:  # pragma: no cover
     from jetlink.core.errors import JetlinkError
@@ -71,7 +71,7 @@ def _escaped(text: str) -> str:
     lone surrogates, ``\udcff``) with those written as JSON escapes: the output stays UTF-8
     (written as is, the byte itself would make it invalid), and a JSON reader gets the same
     string back (Python's ``os.fsencode`` of it, the original bytes)."""
-    if not any("\udc80" <= c <= "\udcff" for c in text):
+    if escaped_byte(text) is None:
         return text
     return "".join(f"\\u{ord(c):04x}" if "\udc80" <= c <= "\udcff" else c for c in text)
 
@@ -306,7 +306,7 @@ def format_error(err: JetlinkError) -> str:
     Bytes of the command line that are not UTF-8 (held as lone surrogates) are shown as the
     bytes given (``'\\xff'``), as the usage error of such an argument shows them."""
     text = error_text(err)
-    if any("\udc80" <= c <= "\udcff" for c in text):
+    if escaped_byte(text) is not None:
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return f"{PROG}: error: {text}"
 

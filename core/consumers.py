@@ -1198,14 +1198,14 @@ class ConsumerEngine:
             st = rec.state
             floor = min(st.asflr, s.view.last_seq)
             last = min(max(floor, st.delivered_s if st.pending else 0), s.view.last_seq)
-            filters = filters_of(rec.config)
-            match = SubjectFilter(filters).matches if filters else None
+            wants = interest_in([rec.config])
+            filtered = bool(filters_of(rec.config))  # (else every message is its own)
             seqs = []
             for seq in range(max(s.view.first_seq, 1), last + 1):
                 if seq > floor and seq in st.pending:
                     continue
-                msg = s.view.load(seq) if match is not None else None
-                if match is None or (msg is not None and match(msg.subject)):
+                msg = s.view.load(seq) if filtered else None
+                if not filtered or (msg is not None and wants(msg.subject)):
                     seqs.append(seq)
             s.acked(seqs)
         s.save()
@@ -1376,8 +1376,7 @@ class ConsumerEngine:
         pending = seq in rec.state.pending
         if not pending:
             msg = s.view.load(seq) if seq < rec.state.sseq else None
-            filters = filters_of(rec.config)
-            if msg is None or (filters and not SubjectFilter(filters).matches(msg.subject)):
+            if msg is None or not interest_in([rec.config])(msg.subject):
                 return False
         done = bool(self._on_msg(stream, name, lambda st, cfg: ack_msg(
             st, cfg, seq, self.now, consumer_seq)))

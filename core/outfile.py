@@ -76,36 +76,34 @@ def write_output(path: str | os.PathLike[str], text: str, *, new_mode: int | Non
     _replace(path, data, st, new_mode)
 
 
-#: the first bytes of a SQLite database file, and of its write-ahead log (either byte order)
-_SQLITE_MAGIC = b"SQLite format 3\x00"
+#: the first bytes of a SQLite write-ahead log (either byte order)
 _WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
 
 
 def _database_file(path: str | os.PathLike[str]) -> str | None:
     """What a regular file at ``path`` is when it is a SQLite database, or the ``-wal`` /
     ``-shm`` file of one (the database beside it, by name), else None."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError:
-        return None  # (unreadable: the write itself says why it fails)
-    if head == _SQLITE_MAGIC:
+    from .store.health import HEADER  # (a database's first bytes: one definition)
+
+    head = _head(path)  # (unreadable: the write itself says why it fails)
+    if head == HEADER:
         return "a SQLite database (a jetlink data directory's cluster database, or another's)"
     real = os.path.realpath(path)
     for suffix in ("-wal", "-shm", "-journal"):
-        if real.endswith(suffix) and _is_database(real[:-len(suffix)]):
+        if real.endswith(suffix) and _head(real[:-len(suffix)]) == HEADER:
             return f"the {suffix[1:]} file of SQLite database {real[:-len(suffix)]}"
     if head[:4] in _WAL_MAGIC:
         return "a SQLite write-ahead log"
     return None
 
 
-def _is_database(path: str) -> bool:
+def _head(path: str | os.PathLike[str]) -> bytes:
+    """A file's first 16 bytes (none when it can not be read)."""
     try:
         with open(path, "rb") as f:
-            return f.read(16) == _SQLITE_MAGIC
+            return f.read(16)
     except OSError:
-        return False
+        return b""
 
 
 _STD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}

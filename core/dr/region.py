@@ -402,6 +402,8 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
 
     assert side.cluster is not None
     out = []
+    # failed over elsewhere (read once for the side, not per topic)
+    primaries = _topic_primaries(dd, clock, side.cluster) if action == FAILOVER else {}
     for info, region in mirror_topics(dd, side.cluster, clock):
         seen.add(region)
         if region not in wanted:
@@ -413,7 +415,7 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
             obj.state = EARLIER
             obj.detail = "its mirror was stopped (failed over or promoted) before"
         elif action == FAILOVER:
-            others = _topic_primaries(dd, clock, region, info.source_topic_name, side.cluster)
+            others = primaries.get((region, info.source_topic_name))
             if others:  # (a region's plan refuses this across its sides: _one_primary)
                 obj.state, obj.detail = REFUSED, (
                     f"topic {info.source_topic_name}@{region} was failed over already to "
@@ -442,23 +444,23 @@ def _topic_objects(dd: Any, side: Side, wanted: list[str], action: str, clock: C
     return out
 
 
-def _topic_primaries(dd: Any, clock: Clock, region: str, topic: str, here: str) -> list[str]:
-    """The mirror topics of ``topic``@``region`` on Kafka clusters other than ``here`` that
-    were failed over (STOPPED): each a primary taking its writes (one taken back is a mirror
-    again, its row no longer stopped), as they are shown (LINK/TOPIC@CLUSTER)."""
+def _topic_primaries(dd: Any, clock: Clock, here: str) -> dict[tuple[str, str], list[str]]:
+    """The mirror topics on Kafka clusters other than ``here`` that were failed over
+    (STOPPED), by their source (region, topic): each a primary taking its writes (one taken
+    back is a mirror again, its row no longer stopped), as shown (LINK/TOPIC@CLUSTER)."""
     from ..kafka import mirror_model as mm
 
-    out = []
+    out: dict[tuple[str, str], list[str]] = {}
     for name in dd.cluster_names():
-        if name in (here, region):
+        if name == here:
             continue
         try:
             if dd.open(name).kind != "kafka":
                 continue
-            out += [f"{info.link_name}/{info.mirror_topic_name}@{name}"
-                    for info, src in mirror_topics(dd, name, clock)
-                    if src == region and info.source_topic_name == topic
-                    and info.mirror_status == mm.STOPPED]
+            for info, src in mirror_topics(dd, name, clock):
+                if info.mirror_status == mm.STOPPED:
+                    out.setdefault((src, info.source_topic_name), []).append(
+                        f"{info.link_name}/{info.mirror_topic_name}@{name}")
         except (JetlinkError, OSError):
             continue
     return out

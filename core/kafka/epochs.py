@@ -16,29 +16,38 @@ mirror could hold differently).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .topic_records import partition_range, record_key, records_bytes
 
-__all__ = ["current_epoch", "epoch_end", "truncate_partition"]
+__all__ = ["current_epoch", "epoch_end", "history", "truncate_partition"]
+
+#: one partition's epochs, ``[(epoch, start offset)]`` (none: never cut back, epoch 0)
+Epochs = Sequence[tuple[int, int]]
 
 
-def current_epoch(conn: Any, topic_rowid: int, partition: int, db: str = "main") -> int:
-    """The partition's epoch now (0 when its log was never cut back); ``db``: the schema
-    holding it (a source attached to a destination's connection)."""
-    row = conn.execute(f"SELECT max(epoch) FROM {db}.partition_epochs WHERE topic = ? AND "
-                       "partition = ?", (topic_rowid, partition)).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+def history(conn: Any, topic_rowid: int, db: str = "main") -> dict[int, list[tuple[int, int]]]:
+    """Each partition's :data:`Epochs` of the topic, one query (a partition never cut back
+    is absent); ``db``: the schema holding it (a source attached to a destination's
+    connection)."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    for p, epoch, start in conn.execute(f"SELECT partition, epoch, start_offset FROM "
+                                        f"{db}.partition_epochs WHERE topic = ?",
+                                        (topic_rowid,)):
+        out.setdefault(int(p), []).append((int(epoch), int(start)))
+    return out
 
 
-def epoch_end(conn: Any, topic_rowid: int, partition: int, epoch: int,
-              db: str = "main") -> int | None:
-    """Where ``epoch`` ends in the partition's history: the start offset of the first later
+def current_epoch(epochs: Epochs) -> int:
+    """A partition's epoch now (0 when its log was never cut back)."""
+    return max((e for e, _start in epochs), default=0)
+
+
+def epoch_end(epochs: Epochs, epoch: int) -> int | None:
+    """Where ``epoch`` ends in a partition's history: the start offset of the first later
     epoch (OffsetsForLeaderEpoch's end offset), None while ``epoch`` is the current one."""
-    row = conn.execute(f"SELECT min(start_offset) FROM {db}.partition_epochs WHERE topic = ? "
-                       "AND partition = ? AND epoch > ?", (topic_rowid, partition, epoch)
-                       ).fetchone()
-    return int(row[0]) if row and row[0] is not None else None
+    return min((start for e, start in epochs if e > epoch), default=None)
 
 
 def truncate_partition(conn: Any, topic_rowid: int, partition: int, to: int) -> tuple[int, int]:
@@ -66,7 +75,7 @@ def truncate_partition(conn: Any, topic_rowid: int, partition: int, to: int) -> 
                  "WHERE topic = ? AND partition = ?",
                  (to, to, size, cleaned, clean_bytes, topic_rowid, partition))
     if end > to:
-        epoch = current_epoch(conn, topic_rowid, partition) + 1
+        epoch = current_epoch(history(conn, topic_rowid).get(partition, ())) + 1
         conn.execute("DELETE FROM main.partition_epochs WHERE topic = ? AND partition = ? AND "
                      "start_offset > ?", (topic_rowid, partition, to))
         conn.execute("INSERT INTO main.partition_epochs(topic, partition, epoch, start_offset) "

@@ -178,10 +178,13 @@ PREFIX_KEY = "cluster.link.prefix"
 # decides which side copies (a destination link turned into a source one would strand its
 # mirror topics, still copying).
 FIXED_KEYS = (PREFIX_KEY, "link.mode")
-#: (the switch of a link feature, the filters it reads): disabling one clears its filters
-FEATURE_FILTERS = (("auto.create.mirror.topics.enable", "auto.create.mirror.topics.filters"),
-                   ("consumer.offset.sync.enable", "consumer.offset.group.filters"),
-                   ("acl.sync.enable", "acl.filters"))
+#: (the switch of a link feature, the filters it reads, whether turning it off clears them
+#: even when it was never on): disabling one clears its filters
+FEATURE_FILTERS = (
+    ("auto.create.mirror.topics.enable", "auto.create.mirror.topics.filters", True),
+    ("consumer.offset.sync.enable", "consumer.offset.group.filters", False),
+    ("acl.sync.enable", "acl.filters", False),
+)
 MAX_PREFIX_LENGTH = 12
 INT_MAX = 2**31 - 1  # Kafka's INT configs
 
@@ -660,10 +663,10 @@ class LinkConfig:
         # Confluent: a feature with filters disabled clears its filters ("Setting this option
         # to false disables mirror topic creation and clears any existing filters"; for
         # offset and ACL sync once they were enabled)
-        for enable, filters in FEATURE_FILTERS:
+        for enable, filters, always in FEATURE_FILTERS:
             disabled = new.get(enable) == "false" or (enable in delete and enable not in new)
-            if not disabled or (enable != "auto.create.mirror.topics.enable" and (
-                    base is None or base.get(enable) != "true")):
+            was_on = base is not None and base.get(enable) == "true"
+            if not disabled or not (always or was_on):
                 continue
             if new.get(filters):
                 raise KafkaError(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import mirror_promote
 from .authz import link_read_denied
-from .epochs import current_epoch
+from .epochs import current_epoch, history
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_copy import initial_offset, write_offsets
@@ -61,8 +61,9 @@ def bulk_begin(m: MirrorState, topic: str, link: str) -> BulkPlan:
     src, source_topic, s_id, s_parts = _bulk_source(m, li, link, row)
     d_id, parts = _hold(m, topic, link, created, (src, source_topic, s_parts))
     with src._schema.read() as sconn:  # what the cut holds (rows in), in which epoch
+        epochs = history(sconn, s_id)
         for bp in parts:
-            bp.epoch = current_epoch(sconn, s_id, bp.partition)
+            bp.epoch = current_epoch(epochs.get(bp.partition, ()))
             if bp.end > bp.first:
                 bp.records = sconn.execute(
                     "SELECT count(*) FROM records WHERE id >= ? AND id < ?",

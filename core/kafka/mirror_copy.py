@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .authz import groups_denied
-from .epochs import current_epoch, epoch_end, truncate_partition
+from .epochs import Epochs, current_epoch, epoch_end, history, truncate_partition
 from .errors import KafkaError
 from .links import parse_start_offset_spec
 from .mirror_model import (
@@ -253,29 +253,32 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
             s_parts = {p: (a, b) for p, a, b in conn.execute(
                 f"SELECT partition, log_start, log_end FROM {ATTACHED}.partitions "
                 "WHERE topic = ?", (s_id,))}
-            parts = [p for (p,) in conn.execute("SELECT partition FROM main.partitions WHERE "
-                                                "topic = ? ORDER BY partition", (d_id,))]
+            d_parts = {p: (a, b, n) for p, a, b, n in conn.execute(
+                "SELECT partition, log_start, log_end, bytes FROM main.partitions "
+                "WHERE topic = ?", (d_id,))}
             fetched = dict(conn.execute("SELECT partition, source_epoch FROM "
                                         "main.mirror_partitions WHERE topic = ?", (topic,)))
+            s_epochs = history(conn, s_id, ATTACHED)  # (one read; the copy cuts no source)
             now = now_ms(m.clock)
             start = parse_start_offset_spec(spec) if not started else None
             budget = max_records
             fetch_rows = []
-            for p in parts:
+            for p in sorted(d_parts):
                 if p not in s_parts:
                     continue
-                cut = _follow_cut(conn, (s_id, d_id, p), fetched.get(p))
+                epochs = s_epochs.get(p, ())
+                cut = _follow_cut(conn, (d_id, p), d_parts[p][1], fetched.get(p), epochs)
                 if cut is not None:
                     cuts.append({"topic": topic, "partition": p, "offset_truncated_to": cut[0],
                                  "messages_truncated": cut[1]})
-                d_row = conn.execute("SELECT log_start, log_end, bytes FROM main.partitions "
-                                     "WHERE topic = ? AND partition = ?", (d_id, p)).fetchone()
+                    d_parts[p] = conn.execute(
+                        "SELECT log_start, log_end, bytes FROM main.partitions WHERE topic = ? "
+                        "AND partition = ?", (d_id, p)).fetchone()
                 n, m_end, budget = _copy_partition(
-                    conn, src, source_topic, (s_id, d_id, p), s_parts[p], d_row, start,
+                    conn, src, source_topic, (s_id, d_id, p), s_parts[p], d_parts[p], start,
                     budget)
                 copied += n
-                fetch_rows.append((m_end, s_parts[p][1], now,
-                                   current_epoch(conn, s_id, p, ATTACHED), topic, p))
+                fetch_rows.append((m_end, s_parts[p][1], now, current_epoch(epochs), topic, p))
             conn.executemany(
                 "UPDATE main.mirror_partitions SET last_fetch_offset = ?, source_hw = ?, "
                 "last_fetch_ms = ?, source_epoch = ? WHERE topic = ? AND partition = ?",
@@ -290,22 +293,20 @@ def copy_records(m: MirrorState, li: Any, src: Any, row: tuple, max_records: int
     return copied, cuts
 
 
-def _follow_cut(conn: Any, ids: tuple[int, int, int], epoch: int | None
-                ) -> tuple[int, int] | None:
+def _follow_cut(conn: Any, ids: tuple[int, int], m_end: int, epoch: int | None,
+                source: Epochs) -> tuple[int, int] | None:
     """Inside :func:`copy_records`' transaction: where the source partition's epoch of the
-    mirror's last fetch ends (OffsetsForLeaderEpoch), when the mirror holds offsets past it
-    (its source was cut back and may hold other records there since), the mirror partition
-    is cut back to it as well (a new epoch of its own: its mirrors follow in turn).
-    Returns (the offset cut to, records removed), None when nothing diverged."""
-    s_id, d_id, p = ids
+    mirror's last fetch ends in its history ``source`` (OffsetsForLeaderEpoch), when the
+    mirror partition ``ids`` (its log end ``m_end``) holds offsets past it (its source was
+    cut back and may hold other records there since), the mirror partition is cut back to
+    it as well (a new epoch of its own: its mirrors follow in turn). Returns (the offset cut
+    to, records removed), None when nothing diverged."""
     if epoch is None:  # never fetched (or before epochs were kept): nothing to compare
         return None
-    end = epoch_end(conn, s_id, p, epoch, ATTACHED)
-    m_end = conn.execute("SELECT log_end FROM main.partitions WHERE topic = ? AND "
-                         "partition = ?", (d_id, p)).fetchone()[0]
+    end = epoch_end(source, epoch)
     if end is None or end >= m_end:
         return None
-    return end, truncate_partition(conn, d_id, p, end)[0]
+    return end, truncate_partition(conn, *ids, end)[0]
 
 
 def record_source_ends(m: MirrorState, rows: Sequence[tuple], src: Any) -> int:

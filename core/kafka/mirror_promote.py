@@ -385,7 +385,7 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     failed over: truncate it per partition to the log end offsets at which that mirror
     stopped, then resume mirroring from there (``paused``: the new mirror starts PAUSED,
     in the same transaction)."""
-    from .epochs import current_epoch, truncate_partition
+    from .epochs import current_epoch, history, truncate_partition
 
     li, src = _source_named(m, link, "truncate-and-restore", topic)
     if src is None:
@@ -415,8 +415,9 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     t_id = m._topic_rowid(topic)
     now = now_ms(m.clock)
     with src._schema.read() as sconn:  # the new source's epochs: a cut of it is followed
-        s_id = m._topic_rowid(source_topic, "main", sconn)
-        epochs = {p["partition"]: current_epoch(sconn, s_id, p["partition"]) for p in parts}
+        s_epochs = history(sconn, m._topic_rowid(source_topic, "main", sconn))
+        epochs = {p["partition"]: current_epoch(s_epochs.get(p["partition"], ()))
+                  for p in parts}
     with m._schema.write() as conn:
         for part in parts:  # (a new epoch where records went: the topic's other mirrors
             # follow the cut, core/kafka/epochs.py)
@@ -451,18 +452,18 @@ def _stopped_at(m: MirrorState, other: MirrorState, row: tuple, topic: str) -> d
     its source epoch of that fetch ends in this topic's history when this topic was cut
     after it (the records it holds past that are this topic's old ones, not this topic's
     now: OffsetsForLeaderEpoch)."""
-    from .epochs import epoch_end
+    from .epochs import epoch_end, history
 
     stopped = {p.partition: p.last_source_fetch_offset for p in other._lags(row, None)}
     with other._schema.read() as oconn:
         fetched = dict(oconn.execute("SELECT partition, source_epoch FROM mirror_partitions "
                                      "WHERE topic = ?", (row[0],)))
-    t_id = m._topic_rowid(topic)
-    with m._schema.read() as conn:
-        for p, epoch in fetched.items():
-            end = None if epoch is None else epoch_end(conn, t_id, p, epoch)
-            if end is not None and p in stopped:
-                stopped[p] = min(stopped[p], end)
+    with m.kafka._schema.read() as conn:  # (the topics' component holds the epochs)
+        mine = history(conn, m._topic_rowid(topic, "main", conn))
+    for p, epoch in fetched.items():
+        end = None if epoch is None else epoch_end(mine.get(p, ()), epoch)
+        if end is not None and p in stopped:
+            stopped[p] = min(stopped[p], end)
     return stopped
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config.consumer import ConsumerConfig
-from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo
+from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo, interest_in
 from ..errors import ApiError, JetlinkError
 from ..messages import Listing
 from ..priority import PullPriority
@@ -423,17 +423,14 @@ class LiveConsumers:
         """Whether stream sequence ``seq`` is a message of the consumer's filters (one it
         delivered: the engine's rule, core/consumers.py ``ack``); a message gone is none."""
         from ..config.consumer import filters_of
-        from ..subjects import SubjectFilter
 
-        filters = filters_of(info.config)
-        if not filters:
+        if not filters_of(info.config):
             return True
         try:
             doc = self.api(f"STREAM.MSG.GET.{_name(stream)}", {"seq": int(seq)})
         except ApiError:
             return False
-        subject = (doc.get("message") or {}).get("subject", "")
-        return SubjectFilter(filters).matches(subject)
+        return interest_in([info.config])((doc.get("message") or {}).get("subject", ""))
 
     def ack(self, stream: str, consumer: str, seq: int,
             consumer_seq: int | None = None) -> bool:
