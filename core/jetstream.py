@@ -30,7 +30,7 @@ from . import headers as H
 from . import limits as L
 from . import streams as S
 from .clock import Clock, SystemClock, format_rfc3339_nano
-from .config.codec import given_empty
+from .config.codec import json_as_given
 from .config.stream import StreamConfig, interest_keeps_none, pedantic_requested
 from .errors import ApiError, JetlinkError, client_error, nats_error, not_found
 from .fanout import CoreFanout
@@ -66,14 +66,7 @@ QUEUE_STEPS = [["CREATE TABLE core_claims (grp TEXT NOT NULL, msg INTEGER NOT NU
 
 def _config_doc(cfg: StreamConfig) -> str:
     """The stored JSON of a config (lists given empty are kept, as Go keeps them)."""
-    doc = cfg.to_json()
-    for name in given_empty(cfg):
-        value = getattr(cfg, name, None)
-        # (a list or map: an empty object given for a struct, such as a placement the
-        # checks dropped, is not kept)
-        if name not in doc and isinstance(value, (list, dict)):
-            doc[name] = {} if isinstance(value, dict) else []
-    return json.dumps(doc, separators=(",", ":"))
+    return json.dumps(json_as_given(cfg), separators=(",", ":"))
 
 
 def _check_start_seqs(cfg: StreamConfig) -> None:

@@ -379,6 +379,19 @@ def given_empty(obj: Any) -> frozenset[str]:
     return getattr(obj, "_given_empty", frozenset())
 
 
+def json_as_given(obj: Any) -> dict[str, Any]:
+    """``obj.to_json()`` with the lists and maps given empty kept (Go keeps ``[]`` apart from
+    an absent list; what the engine stores and what the live client sends, so the server's
+    equality checks see the document as the user wrote it). An empty object given for a
+    struct, such as a placement the checks dropped, is not kept."""
+    doc = obj.to_json()
+    for name in given_empty(obj):
+        value = getattr(obj, name, None)
+        if name not in doc and isinstance(value, (list, dict)):
+            doc[name] = {} if isinstance(value, dict) else []
+    return doc
+
+
 def _is_empty(value: Any) -> bool:
     if value is None:
         return True

@@ -1242,6 +1242,11 @@ def stored_differences(candidate: StreamConfig, current: StreamConfig) -> str | 
     from .codec import given_stored
 
     out = given_stored(with_stored_level(candidate, current), current)
+    given, stored = ("sources" in given_empty(x) for x in (candidate, current))
+    if given != stored and not candidate.sources and not current.sources:
+        # Go tells `"sources": []` from no sources (reflect.DeepEqual of the two configs)
+        out.append(f"sources {'[]' if given else 'none'} given, "
+                   f"{'[]' if stored else 'none'} stored")
     if not out:
         return None
     return (f"stream {current.name}: {'; '.join(out)} (stream edit changes a stream's "

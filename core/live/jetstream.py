@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import headers as H
 from .. import limits as L
+from ..config.codec import json_as_given
 from ..config.stream import StreamConfig, pedantic_requested
 from ..config.validate import JS_API_PREFIX
 from ..durations import seconds_text
@@ -1472,8 +1473,9 @@ def _as_config(cfg: StreamConfig | Mapping[str, Any]) -> StreamConfig:
 
 def _request_config(cfg: StreamConfig) -> dict[str, Any]:
     """The config document sent to the server (what the user set; the server fills in
-    its defaults and answers with the complete config), with the request's pedantic."""
-    doc = cfg.to_json()
+    its defaults and answers with the complete config; lists given empty kept, as the engine
+    stores them), with the request's pedantic."""
+    doc = json_as_given(cfg)
     if pedantic_requested(cfg):
         doc["pedantic"] = True
     return doc

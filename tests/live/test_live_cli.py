@@ -686,6 +686,16 @@ def test_server_only_config_refusals_name_the_field_on_both_backends(live, tmp_p
             "jetlink: error: stream name already in use with a different configuration "
             '(10058): stream NAMED: subjects ["other.>"] given, ["named.>"] stored; max_age '
             "1h0m0s given, none stored (stream edit changes a stream's configuration)\n"))
+        # Go tells `"sources": []` from no sources: the document goes as written (natscli
+        # re-encodes and drops the empty list; a raw request, the engine and jetlink do not)
+        given = tmp_path / "named.json"
+        given.write_text(json.dumps({"name": "NAMED", "subjects": ["named.>"],
+                                     "allow_direct": True, "sources": []}))
+        res = run("stream", "add", "--config", str(given))
+        assert (res.exit_code, res.stderr) == (1, (
+            "jetlink: error: stream name already in use with a different configuration "
+            "(10058): stream NAMED: sources [] given, none stored (stream edit changes a "
+            "stream's configuration)\n"))
         res = run("kv", "add", "R3", "--replicas", "3")
         assert (res.exit_code, res.stderr) == (1, (
             "jetlink: error: replicas > 1 not supported in non-clustered mode (10074): "
