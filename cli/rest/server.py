@@ -828,19 +828,24 @@ def alter_link_configs(call: Call) -> tuple[int, Any]:
             sets[name] = item["value"]
     validate_only = call.flag("validate_only") or body.get("validate_only") is True
     call.dry = validate_only
+    _known_link_config(call, [*sets, *deletes])
     call.links().alter(call.params["link_name"], sets, delete=deletes,
                        validate_only=validate_only)
     return 204, None
 
 
-def _known_link_config(call: Call) -> tuple[str, str]:
-    """(link, config) of a single link config path; 404 for a configuration no link has."""
+def _known_link_config(call: Call, names: Iterable[str] | None = None) -> tuple[str, str]:
+    """(link, config) of a single link config path; 404 for a configuration no link has
+    (``names``: each of them instead, the batch's), before anything is changed, as
+    kafka-rest's safe config updates and resets check that the config exists first."""
     from jetlink.core.kafka.links import CONNECTION_CONFIGS, LINK_CONFIG_DEFAULTS
 
-    link, name = call.params["link_name"], call.params["config_name"]
+    link = call.params["link_name"]
+    name = call.params.get("config_name", "")
     call.links().get(link, with_topics=False)  # an unknown link is 404 first
-    if name not in LINK_CONFIG_DEFAULTS and name not in CONNECTION_CONFIGS:
-        raise RestError(404, 404, f"Config {name} cannot be found for cluster link {link}.")
+    for one in ([name] if names is None else names):
+        if one not in LINK_CONFIG_DEFAULTS and one not in CONNECTION_CONFIGS:
+            raise RestError(404, 404, f"Config {one} cannot be found for cluster link {link}.")
     return link, name
 
 
@@ -852,16 +857,18 @@ def get_link_config(call: Call) -> tuple[int, Any]:
 
 
 def update_link_config(call: Call) -> tuple[int, Any]:
-    """updateKafkaLinkConfig: ``{"value": V}`` sets one configuration (the engine's rules:
-    an unknown name or a bad value is 400/40002)."""
-    link, name = call.params["link_name"], call.params["config_name"]
-    call.links().alter(link, {name: _body_object(call)["value"]})
+    """updateKafkaLinkConfig: ``{"value": V}`` sets one configuration (404 for a name no link
+    has; the engine's rules: a bad value is 400/40002)."""
+    value = _body_object(call)["value"]
+    link, name = _known_link_config(call)
+    call.links().alter(link, {name: value})
     return 204, None
 
 
 def delete_link_config(call: Call) -> tuple[int, Any]:
-    """deleteKafkaLinkConfig: the configuration reverts to its default."""
-    link, name = call.params["link_name"], call.params["config_name"]
+    """deleteKafkaLinkConfig: the configuration reverts to its default (404 for a name no
+    link has)."""
+    link, name = _known_link_config(call)
     call.links().alter(link, {}, delete=[name])
     return 204, None
 
