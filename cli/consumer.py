@@ -854,8 +854,9 @@ def edit(
     the differences as a unified diff of the JSON configs; on a terminal it then asks for
     confirmation unless -f/--force. What an update may not change (deliver, ack and replay
     policy, start, max waiting, ...) is refused with the server's error. --dry-run only shows
-    the differences (with --json: {"name", "changed", "diff", "config"}). With --json: the
-    ConsumerInfo after the edit.
+    the differences (exit status 1 when there are differences, 0 when none, as natscli's;
+    with --json: {"name", "changed", "diff", "config"}). With --json: the ConsumerInfo
+    after the edit.
     """
     from jetlink.cli.stream import config_diff, public_config
     from jetlink.core.errors import JetlinkError
@@ -913,6 +914,8 @@ def edit(
     if dry_run:
         doc = {"name": name, "changed": bool(diff), "diff": diff, "config": new_doc}
         app.emit(doc, human=_render_dry_run)
+        if diff:  # natscli's edit --dry-run: exit 1 when it would change something
+            raise typer.Exit(1)
         return
     if not diff:
         app.emit(current, human=lambda a, d: output.line(a, "No difference in configuration"))

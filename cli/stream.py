@@ -308,7 +308,8 @@ def edit(
     messages (tighter limits; interest retention with no consumer, which keeps none, as
     the server) is refused unless -f/--force (exit status 2, nothing changed), as every
     destructive verb. --dry-run only shows the differences and what of the stored messages
-    the edit would remove (exit status 0; with --json: {"name", "changed", "diff",
+    the edit would remove (exit status 1 when there are differences, 0 when none, as
+    natscli's; with --json: {"name", "changed", "diff",
     "config", "removes"}, the config without the server's _nats.* metadata, removes null
     when it removes nothing).
     """
@@ -340,6 +341,8 @@ def edit(
                "config": public_config(new.to_json()),
                "removes": (removed_by(js, name, old, new, now_ns()) or None) if diff else None}
         app.emit(doc, human=_render_dry_run)
+        if diff:  # natscli's edit --dry-run: exit 1 when it would change something
+            raise typer.Exit(1)
         return
     if not diff:
         info = js.stream_info(name)

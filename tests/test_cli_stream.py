@@ -1018,9 +1018,12 @@ Differences (-old +new):
 
 def test_edit_dry_run_shows_a_unified_diff(jl):
     orders(jl)
-    result = ok(jl("stream", "edit", "ORDERS", "--max-age", "1h", "--dry-run"))
-    assert result.stdout == EDIT_DIFF
-    dry = doc(jl("stream", "edit", "ORDERS", "--max-age", "1h", "--dry-run", "-j"))
+    # natscli's edit --dry-run: exit 1 when it would change something, 0 when not
+    result = jl("stream", "edit", "ORDERS", "--max-age", "1h", "--dry-run")
+    assert (result.exit_code, result.stdout) == (1, EDIT_DIFF)
+    dry = jl("stream", "edit", "ORDERS", "--max-age", "1h", "--dry-run", "-j")
+    assert dry.exit_code == 1
+    dry = json.loads(dry.stdout)
     assert (dry["name"], dry["changed"], dry["config"]["max_age"]) == (
         "ORDERS",
         True,
@@ -1303,12 +1306,13 @@ def test_an_edit_that_removes_messages_needs_force_without_a_terminal(jl):
             "jetlink: error: no terminal to confirm on: pass -f/--force to edit stream O (it "
             f"removes stored messages: {why})\n"), res.stderr
         # the dry run says it too (in its JSON: removes), and changes nothing
-        dry = ok(jl("stream", "edit", "O", *flags, "--dry-run"))
-        assert dry.stdout.splitlines()[-1] == (
+        dry = jl("stream", "edit", "O", *flags, "--dry-run")
+        assert dry.exit_code == 1 and dry.stdout.splitlines()[-1] == (
             f"It removes stored messages: {why} (the edit asks first on a terminal, and "
             "needs -f/--force without one)"), dry.stdout
-        assert doc(jl("stream", "edit", "O", *flags, "--dry-run", "-j"))["removes"] == why
-    assert doc(jl("stream", "edit", "O", "--max-msgs", "100", "--dry-run", "-j"))[
+        assert json.loads(jl("stream", "edit", "O", *flags, "--dry-run", "-j").stdout)[
+            "removes"] == why
+    assert json.loads(jl("stream", "edit", "O", "--max-msgs", "100", "--dry-run", "-j").stdout)[
         "removes"] is None
     assert data_dir_bytes(jl.data) == before
     # limits that keep every message: applied as given

@@ -371,7 +371,9 @@ def test_edit(jls):
     assert "Information for Consumer ORDERS > C1 created " in res.stdout
     res = jls("consumer", "edit", "ORDERS", "C1", "--description", "second", "-f")
     assert (res.exit_code, res.stdout) == (0, "No difference in configuration\n")
-    doc = _doc(jls("consumer", "edit", "ORDERS", "C1", "--max-deliver", "9", "--dry-run", "-j"))
+    # natscli's edit --dry-run: exit 1 when it would change something
+    doc = _doc(jls("consumer", "edit", "ORDERS", "C1", "--max-deliver", "9", "--dry-run", "-j"),
+               1)
     assert set(doc) == {"name", "changed", "diff", "config"} and doc["changed"] is True
     assert _server_info(jls.live, "C1")["config"]["max_deliver"] == 5
     # what an update may not change: the rule's (and the server's) error, nothing changed
