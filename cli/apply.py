@@ -288,6 +288,8 @@ def export(
     live = common.live_export_backend(app, clusters, source)
     if live is not None:
         doc = live.read(None)
+        if source is None:
+            _withheld_secrets(app, live.bindings)
     else:
         withheld: list[tuple[str, str, str]] = []
         doc = export_document(data_dir(app, step=False), common.make_clock(),
@@ -309,6 +311,21 @@ def export(
                      a, f"Wrote the topology of {n} cluster{'s' if n != 1 else ''} to {out}"))
         return
     app.emit(doc, human=lambda a, d: output.line(a, tomli_w.dumps(d).rstrip("\n")))
+
+
+def _withheld_secrets(app: App, bindings: dict[str, Any]) -> None:
+    """A notice per cluster whose binding left a password or token out (never written):
+    what ``apply`` of the file needs given again."""
+    from jetlink.core.topology.targets import withheld
+
+    for name, b in bindings.items():
+        left = withheld(b.target)
+        if left:
+            keys = " or ".join(f"{k} = \"...\"" for k in left)
+            output.notice(app, f"jetlink: notice: cluster {name}: the connection's "
+                          f"{' and '.join(left)} is not written (secrets never are); before "
+                          f"jetlink apply of the file, add {keys} to [clusters.{name}] or "
+                          "bind it to a context (context = NAME)")
 
 
 def register(app: typer.Typer) -> None:

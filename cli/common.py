@@ -416,10 +416,14 @@ def _no_server_for(root: typer.Context) -> None:
     flags = [f"--{n.replace('_', '-')}" for n in SERVER_ONLY
              if parameter_source(root, n) == "COMMANDLINE"]
     if flags:
+        files = ("; a topology file's bound clusters take theirs from their [clusters.NAME] "
+                 'tables (user = "...", password = "...", context = "NAME"), never from the '
+                 "command line" if root.invoked_subcommand in ("apply", "validate", "export")
+                 else "")
         raise usage(f"{', '.join(flags)} appl{'ies' if len(flags) == 1 else 'y'} to a NATS "
                     "server, and none is in force: give it with -s/--server URL (or NATS_URL, "
                     "--nats-context, a context's server); the embedded engine takes no "
-                    "credentials, TLS or domain (nothing was done)")
+                    f"credentials, TLS or domain{files} (nothing was done)")
 
 
 def _server_from_environment(root: typer.Context, target: Any) -> tuple[str, str] | None:
@@ -780,6 +784,7 @@ def topology_backend(app: App, topo: Any, *, live_only: bool = False
     connections close when the command ends; a server that does not answer is a LiveError
     (one line, exit status 1)."""
     _timeout_not_for_bindings(app, topo)
+    _credentials_not_for_bindings(app, topo)
     planner, problems = backend(app).planner(topo, live_only=live_only)
     if planner is not None:
         _close_at_end(app, planner)
@@ -802,6 +807,31 @@ def _timeout_not_for_bindings(app: App, topo: Any) -> None:
         output.notice(app, f"jetlink: notice: {what} is not used for the clusters the file "
                       "binds to servers: each takes its connection settings from its "
                       '[clusters.NAME] table (timeout = "1s" there)')
+
+
+def _credentials_not_for_bindings(app: App, topo: Any) -> None:
+    """Connection options (--user, --creds, --tlsca, ...) given on the command line with a
+    file that binds its clusters to servers: a bound cluster takes its settings from its
+    table alone. Refused (usage error, nothing done) when the file binds every cluster it
+    declares (they would be used nowhere); else said once on stderr."""
+    from jetlink.cli import output
+    from jetlink.core.backend import topo_binds_servers
+
+    root = app.ctx.find_root() if app.ctx is not None else None
+    if root is None or not topo_binds_servers(topo):
+        return
+    flags = [f"--{n.replace('_', '-')}" for n in SERVER_ONLY
+             if parameter_source(root, n) == "COMMANDLINE"]
+    if not flags:
+        return
+    what = (f"{', '.join(flags)} {'is' if len(flags) == 1 else 'are'} not used for the "
+            "clusters the file binds to servers: each takes its connection settings from "
+            'its [clusters.NAME] table (user = "...", password = "...", creds = "...", '
+            'tls_ca = "...", ..., or context = "NAME")')
+    if all(c.bound for c in topo.clusters.values()):
+        raise usage(f"{what}; the file binds every cluster it declares, so leave them out "
+                    "(nothing was done)")
+    output.notice(app, f"jetlink: notice: {what}")
 
 
 def live_export_backend(app: App, domains: list[str] | None, source: Path | None) -> Any:

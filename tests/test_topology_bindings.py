@@ -14,6 +14,7 @@ from jetlink.core.live.target import ServerTarget
 from jetlink.core.topology import Topology
 from jetlink.core.topology.bindings import Binding, live_bindings, resolve_binding, target_table
 from jetlink.core.topology.live import LiveClusters
+from jetlink.core.topology.targets import withheld
 
 
 def topo_of(text: str) -> Topology:
@@ -143,12 +144,33 @@ def test_target_table_never_writes_secrets():
     t = ServerTarget(("nats://h:4222",), user="ops", password="pw", token="tk",
                      creds="/c.creds", tls_ca="/ca.pem", tls_first=True,
                      sources={"servers": "--server"})
-    assert target_table(t, "west") == {"server": "nats://h:4222", "creds": "/c.creds",
-                                       "tls_ca": "/ca.pem", "tls_first": True,
-                                       "js_domain": "west"}
+    assert target_table(t, "west") == {"server": "nats://h:4222", "user": "ops",
+                                       "creds": "/c.creds", "tls_ca": "/ca.pem",
+                                       "tls_first": True, "js_domain": "west"}
+    assert withheld(t) == ["password", "token"]
     from_ctx = ServerTarget(("nats://h:4222",), password="pw",
                             sources={"servers": "natscli context prod (/x/prod.json)"})
     assert target_table(from_ctx, None) == {"context": "prod"}
+    assert withheld(from_ctx) == []
+
+
+@pytest.mark.parametrize(("servers", "user", "password", "table", "left"), [
+    # the URL's user part: user:password gives the user; a lone part is a token
+    (("nats://ops:pw@h:4222",), None, None, {"server": "nats://h:4222", "user": "ops"},
+     ["password"]),
+    (("nats://tk@h:4222", "tls://tk@g:4222"), None, None,
+     {"server": "nats://h:4222,tls://g:4222"}, ["token"]),
+    (("ops:p@ss:w@h:4222",), None, None, {"server": "h:4222", "user": "ops"}, ["password"]),
+    # --user alone is a token (natscli's reading); with --password a user name
+    (("nats://h:4222",), "tk", None, {"server": "nats://h:4222"}, ["token"]),
+    (("nats://h:4222",), "ops", "pw", {"server": "nats://h:4222", "user": "ops"},
+     ["password"]),
+    (("nats://h:4222",), None, None, {"server": "nats://h:4222"}, []),
+])
+def test_target_table_strips_the_urls_secrets(servers, user, password, table, left):
+    t = ServerTarget(servers, user=user, password=password, sources={"servers": "--server"})
+    assert target_table(t, None) == table
+    assert withheld(t) == left
 
 
 def test_domain_names_translated_at_the_seam():

@@ -298,6 +298,10 @@ def _credentials_from(target: ServerTarget) -> str:
             if getattr(target, fld, None)]  # (a token: a natscli context's, no option)
     in_url = any(url_has_credentials(s) for s in target.servers)
     if not used and not in_url:
+        if target.origin.startswith("[clusters."):  # a cluster a topology file binds
+            return (f"the user and password (or token, creds, nkey) keys of {target.origin}, "
+                    "or its context = NAME (none is set; the command line's credentials are "
+                    "not used for a cluster a file binds)")
         return "--user/--password, --creds or --nkey (none was given)"
     given = [_given(opt, sources.get(fld)) for fld, opt in used]
     if in_url:

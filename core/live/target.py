@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for", "shown_url", "url_has_credentials"]
+__all__ = ["DEFAULT_TIMEOUT", "ServerTarget", "api_prefix_for", "shown_url", "split_userinfo",
+           "url_has_credentials"]
 
 DEFAULT_TIMEOUT = 5.0  # seconds, natscli's default --timeout
 SECRET = "********"
@@ -24,7 +25,7 @@ def shown_url(url: str) -> str:
     user part without a password) masked whole. Connections use the URL as given."""
     out = []
     for one in url.split(","):
-        scheme, userinfo, host = _userinfo(one)
+        scheme, userinfo, host = split_userinfo(one)
         if userinfo:
             user, colon, _secret = userinfo.partition(":")
             one = f"{scheme}{f'{user}:{SECRET}' if colon else SECRET}@{host}"
@@ -34,10 +35,10 @@ def shown_url(url: str) -> str:
 
 def url_has_credentials(url: str) -> bool:
     """Whether one server URL carries ``user:password@`` or a ``token@``."""
-    return bool(_userinfo(url)[1])
+    return bool(split_userinfo(url)[1])
 
 
-def _userinfo(url: str) -> tuple[str, str, str]:
+def split_userinfo(url: str) -> tuple[str, str, str]:
     """One server URL split into its ``scheme://`` (empty without one), its user part (empty
     without one: the text before the last ``@`` of what follows the scheme) and the rest."""
     scheme, sep, rest = url.partition("://")

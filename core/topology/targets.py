@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import JetlinkError
+from ..live.target import split_userinfo
 from .model import Problem
 
 __all__ = ["Binding", "file_bindings", "resolve_binding", "same_jetstream", "target_table",
@@ -128,14 +129,21 @@ def resolve_binding(cluster: Any, environ: Any = None) -> Any:
 def target_table(target: Any, domain: str | None) -> dict[str, Any]:
     """The ``[clusters.<name>]`` keys binding a cluster to ``target`` (what export writes):
     ``context = NAME`` when the server came from a context, else ``server`` and the file
-    settings (credentials, TLS files); passwords and tokens are never written."""
+    settings (credentials, TLS files); passwords and tokens are never written: not as keys,
+    nor in the server URLs (``user:password@`` gives ``user`` only; :func:`withheld` names
+    what was left out)."""
     source = (target.sources or {}).get("servers", "")
     m = re.match(r"^(?:jetlink|natscli) context (\S+)", source)
     out: dict[str, Any] = {}
     if m:
         out["context"] = m.group(1)
     else:
-        out["server"] = target.url
+        parts = [split_userinfo(s) for s in target.servers]
+        out["server"] = ",".join(f"{scheme}{host}" for scheme, _, host in parts)
+        user = target.user if target.password else next(
+            (u.partition(":")[0] for _, u, _ in parts if ":" in u), None)
+        if user:  # (a user without a password is a token, natscli's reading)
+            out["user"] = user
         for fld in ("creds", "nkey", "tls_cert", "tls_key", "tls_ca"):
             if getattr(target, fld):
                 out[fld] = getattr(target, fld)
@@ -143,6 +151,22 @@ def target_table(target: Any, domain: str | None) -> dict[str, Any]:
             out["tls_first"] = True
     if domain:
         out["js_domain"] = domain
+    return out
+
+
+def withheld(target: Any) -> list[str]:
+    """The secrets :func:`target_table` leaves out of a binding it writes (``password``,
+    ``token``): what ``apply`` of the file needs given again (a ``password`` / ``token``
+    key, or a context)."""
+    if re.match(r"^(?:jetlink|natscli) context ", (target.sources or {}).get("servers", "")):
+        return []
+    infos = [split_userinfo(s)[1] for s in target.servers]
+    out = []
+    if target.password or any(":" in u for u in infos):
+        out.append("password")
+    if target.token or (target.user and not target.password) or any(
+            u and ":" not in u for u in infos):
+        out.append("token")
     return out
 
 

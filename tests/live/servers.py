@@ -43,7 +43,7 @@ import urllib.request
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from helpers import wait_until
 
@@ -63,6 +63,9 @@ DOMAINS_READY_TIMEOUT = 90.0  # the leafnode is up and both domains' APIs answer
 REQUEST_TIMEOUT = 30.0  # one JetStream API request
 STORE_DELETE_RETRIES = 6
 TRANSIENT_STORE_ERROR = "error creating store for stream"  # see stream_create
+
+
+T = TypeVar("T")
 
 
 class ServerStartError(RuntimeError):
@@ -612,10 +615,16 @@ def _jetstream_block(store: str | Path, domain: str | None = None) -> str:
 def _start_fresh_ports(make: Callable[[int, int], LiveServer], attempts: int = 3) -> LiveServer:
     """``make(port, http_port).start()``, again with other free ports when the first ones
     were taken between probing and binding ("address already in use")."""
+    return _again_on_taken_ports(lambda: make(*free_ports(2)).start(), attempts)
+
+
+def _again_on_taken_ports(start: Callable[[], T], attempts: int = 3) -> T:
+    """``start()`` (which probes its own free ports), again when a port it probed was taken
+    by another process before its server bound it ("address already in use": other test
+    workers and other programs pick free ports too)."""
     for attempt in range(attempts):
-        srv = make(*free_ports(2))
         try:
-            return srv.start()
+            return start()
         except ServerStartError as exc:
             if attempt == attempts - 1 or "address already in use" not in str(exc):
                 raise
@@ -741,7 +750,10 @@ class LiveCluster:
 
 def start_cluster(root: str | Path, name: str = "C3", size: int = 3) -> LiveCluster:
     """A ``size``-node JetStream cluster, every node routing to every other one."""
-    root = Path(root)
+    return _again_on_taken_ports(lambda: _start_cluster(Path(root), name, size))
+
+
+def _start_cluster(root: Path, name: str, size: int) -> LiveCluster:
     binary = find_nats_server()
     ports = free_ports(3 * size)
     client_ports, http_ports, route_ports = ports[:size], ports[size:2 * size], ports[2 * size:]
@@ -843,7 +855,10 @@ class LiveDomains:
 
 def start_domains(root: str | Path, hub_domain: str = "west",
                   leaf_domain: str = "east") -> LiveDomains:
-    root = Path(root)
+    return _again_on_taken_ports(lambda: _start_domains(Path(root), hub_domain, leaf_domain))
+
+
+def _start_domains(root: Path, hub_domain: str, leaf_domain: str) -> LiveDomains:
     binary = find_nats_server()
     hub_port, hub_http, leaf_listen, leaf_port, leaf_http = free_ports(5)
     hub = _server(root, "hub", [

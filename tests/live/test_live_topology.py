@@ -247,6 +247,43 @@ def test_export_cluster_local_of_a_server_without_a_domain_is_its_own_jetstream(
     assert list(named["clusters"]) == ["local"]
 
 
+def test_export_never_writes_a_password_or_token_and_apply_says_where_they_go(live_auth,
+                                                                              tmp_path):
+    """A server URL's ``user:password@`` (or ``--user``/``--password``) is written as
+    ``user`` alone; a token in the URL not at all; a notice says what apply needs again.
+    Credentials on the command line are no bound cluster's: refused when the file binds
+    every cluster; a bound cluster without them names its table's keys."""
+    host = live_auth.url.split("://", 1)[1]
+    in_url = f"nats://ops:s3cret@{host}"
+    for args in (["-s", in_url], ["-s", live_auth.url, "--user", "ops", "--password", "s3cret"]):
+        out = tmp_path / "t.toml"
+        res = jl(*args, "export", "-o", str(out))
+        assert res.exit_code == 0, res.output
+        assert "s3cret" not in out.read_text()
+        assert tomllib.loads(out.read_text())["clusters"]["local"] == {
+            "kind": "nats", "server": live_auth.url, "user": "ops"}
+        assert res.stderr.startswith(
+            "jetlink: notice: cluster local: the connection's password is not written "
+            '(secrets never are); before jetlink apply of the file, add password = "..." to '
+            "[clusters.local] or bind it to a context (context = NAME)\n"), res.stderr
+    res = jl("-s", live_auth.url, "--user", "ops", "--password", "s3cret", "apply", str(out),
+             "--dry-run")
+    assert (res.exit_code, res.stderr) == (2, (
+        "jetlink: error: --user, --password are not used for the clusters the file binds to "
+        'servers: each takes its connection settings from its [clusters.NAME] table (user = '
+        '"...", password = "...", creds = "...", tls_ca = "...", ..., or context = "NAME"); '
+        "the file binds every cluster it declares, so leave them out (nothing was done)\n"))
+    bare = write(tmp_path, f'version = 1\n[clusters.local]\nserver = "{live_auth.url}"\n',
+                 "bare.toml")
+    res = jl("apply", bare, "--dry-run")
+    assert res.exit_code == 1 and res.stderr.endswith(
+        "check the user and password (or token, creds, nkey) keys of [clusters.local] of "
+        f"{bare}, or its context = NAME (none is set; the command line's credentials are not "
+        "used for a cluster a file binds)\n"), res.stderr
+    out.write_text(out.read_text().replace('user = "ops"', 'user = "ops"\npassword = "s3cret"'))
+    assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
+
+
 def test_updates_with_field_differences(live, tmp_path):
     ok(jl("apply", write(tmp_path, bound(live.url, STREAMS))))
     changed = STREAMS.replace('max_age = "1h"', 'max_age = "2h"\ndescription = "alpha"')
