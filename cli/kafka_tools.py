@@ -17,7 +17,6 @@ cluster it was made on.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -36,6 +35,7 @@ from jetlink.cli.options import (
     RestUrlOption,
     rest_callback,
 )
+from jetlink.core.kafka.links import split_config_pairs
 from jetlink.core.numbers import INT32_MAX
 
 BootstrapOpt = Annotated[
@@ -74,18 +74,6 @@ def one_action(tool: str, given: dict[str, bool]) -> str:
 def split_list(values: list[str] | None) -> list[str]:
     """``--topics a,b --topics c`` -> ``[a, b, c]`` (empty items dropped)."""
     return [item.strip() for value in values or [] for item in value.split(",") if item.strip()]
-
-
-# A comma starts a new pair only when ``key=`` follows it: values may hold commas (JSON).
-_PAIR_SPLIT = re.compile(r",(?=\s*[A-Za-z0-9_.\-]+=)")
-
-
-def split_pairs(values: list[str] | None) -> list[str]:
-    """``--add-config k=v,k2=v2`` -> ``["k=v", "k2=v2"]``; a value keeps its own commas
-    (``consumer.offset.group.filters={...,...}``); trailing commas are dropped, as Kafka's
-    ConfigCommand drops them (Java's ``String.split`` removes trailing empty pieces)."""
-    return [p.strip() for value in values or [] for p in _PAIR_SPLIT.split(value.rstrip(","))
-            if p.strip()]
 
 
 def select_cluster(app: App, bootstrap_server: str | None, command_config: str | None, *,
@@ -387,7 +375,7 @@ def kafka_mirrors(
         mirrors.ls(ctx, link=link, pending_stopped_only=pending_stopped_only)
     elif action == "--create":
         mirrors.create(ctx, _need(mirror_topic, "--mirror-topic TOPIC", action), link,
-                       source_topic=source_topic, config=split_pairs(config) or None,
+                       source_topic=source_topic, config=split_config_pairs(config) or None,
                        replication_factor=replication_factor, validate_only=dry_run)
     elif action in ("--promote", "--failover", "--pause", "--unpause"):
         verb = {"--promote": mirrors.promote, "--failover": mirrors.failover,
@@ -511,7 +499,7 @@ def kafka_cluster_links(
     app.reading = action in ("--describe", "--list")
     app.existing = True  # a link comes from another cluster of the data directory
     select_cluster(app, bootstrap_server, command_config)
-    pairs = split_pairs(add_config) or None
+    pairs = split_config_pairs(add_config) or None
     if action == "--create":
         source_cluster = _link_source(app, source_cluster, config_file, pairs or [])
         _need(source_cluster, "--cluster-id NAME (the source cluster; or a --config-file "

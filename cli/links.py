@@ -48,8 +48,9 @@ ConfigOpt = Annotated[
     typer.Option(
         "--config",
         "-c",
-        metavar="KEY=VALUE",
-        help="A link configuration (repeatable), e.g. consumer.offset.sync.enable=true.",
+        metavar="K=V[,K=V...]",
+        help="Link configurations (repeatable; a comma starts a new pair when K= follows), "
+             "e.g. consumer.offset.sync.enable=true.",
         show_default=False,
     ),
 ]
@@ -137,12 +138,12 @@ def gather_configs(
 ) -> dict[str, str]:
     """The configurations of one command line: the properties file, then ``--config``
     pairs, then the filter JSON files."""
-    from jetlink.core.kafka.links import parse_config_pairs, parse_properties
+    from jetlink.core.kafka.links import parse_config_pairs, parse_properties, split_config_pairs
 
     configs: dict[str, str] = {}
     if config_file is not None:
         configs.update(parse_properties(_read_text(config_file)))
-    configs.update(parse_config_pairs(pairs or []))
+    configs.update(parse_config_pairs(split_config_pairs(pairs)))
     for path, key, flag in (
         (group_filters_file, "consumer.offset.group.filters", "--consumer-group-filters-json-file"),
         (topic_filters_file, "auto.create.mirror.topics.filters", "--topic-filters-json-file"),

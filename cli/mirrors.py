@@ -70,9 +70,9 @@ def _mirrors(app: App, *, wait_seconds: float | None = None) -> Any:
 
 
 def _configs(pairs: list[str] | None) -> dict[str, str]:
-    from jetlink.core.kafka.links import parse_config_pairs
+    from jetlink.core.kafka.links import parse_config_pairs, split_config_pairs
 
-    return parse_config_pairs(pairs or [])
+    return parse_config_pairs(split_config_pairs(pairs))
 
 
 def _ms_time(ms: int) -> str:
@@ -96,8 +96,9 @@ def create(
     ] = None,
     config: Annotated[
         list[str] | None,
-        typer.Option("--config", "-c", metavar="KEY=VALUE",
-                     help="A topic config that is not synced from the source (repeatable)."),
+        typer.Option("--config", "-c", metavar="K=V[,K=V...]",
+                     help="Topic configs that are not synced from the source (repeatable; a "
+                          "comma starts a new pair when K= follows)."),
     ] = None,
     replication_factor: Annotated[
         int | None,

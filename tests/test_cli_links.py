@@ -56,6 +56,21 @@ def test_create_json_is_rest_link_data(jl):
     }
 
 
+def test_config_takes_comma_separated_pairs_as_confluents_does(jl):
+    """``--config a=x,b=y`` is two configs (a comma starts a pair when ``key=`` follows);
+    a value's own commas stay (a JSON filter, a list)."""
+    ok(jl("links", "create", "L", "--source-cluster", "east",
+          "--config", "sasl.mechanism=PLAIN,security.protocol=SASL_SSL,",
+          "--config", f"consumer.offset.sync.enable=true, consumer.offset.group.filters="
+                      f"{ALL_GROUPS}"))
+    got = {c["name"]: c["value"] for c in doc(jl("links", "describe", "L", "-j"))["configs"]}
+    assert (got["sasl.mechanism"], got["security.protocol"]) == ("PLAIN", "SASL_SSL")
+    assert json.loads(got["consumer.offset.group.filters"]) == json.loads(ALL_GROUPS)
+    ok(jl("links", "alter", "L", "--config", "acl.sync.ms=7000,topic.config.sync.ms=9000"))
+    got = {c["name"]: c["value"] for c in doc(jl("links", "describe", "L", "-j"))["configs"]}
+    assert (got["acl.sync.ms"], got["topic.config.sync.ms"]) == ("7000", "9000")
+
+
 def test_ls_of_one_link(jl):
     """kafka-cluster-links --list --link L: that link's line alone (and its error when it
     does not exist)."""

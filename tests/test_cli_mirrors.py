@@ -75,6 +75,13 @@ def test_empty_list_and_unknown_link(jl, world):
         1, "jetlink: error: Cluster link 'NOPE' not found (CLUSTER_LINK_NOT_FOUND 10000)\n")
 
 
+def test_create_config_takes_comma_separated_pairs(jl, world):
+    ok(east(jl, "mirrors", "create", "orders", "--link", "L", "--config",
+            "mirror.start.offset.spec=earliest,min.insync.replicas=1"))
+    line = ok(east(jl, "topic", "describe", "orders")).stdout.splitlines()[0]
+    assert line.endswith("Configs: min.insync.replicas=1"), line
+
+
 def test_create_refusals(jl, world):
     result = east(jl, "mirrors", "create", "nope", "--link", "L")
     assert result.exit_code == 1

@@ -534,6 +534,20 @@ def _filters_json(list_key: str, filters: Sequence[LinkFilter]) -> str:
 # -- configuration documents ----------------------------------------------------------------
 
 
+# A comma starts a new pair only when ``key=`` follows it: values may hold commas (JSON).
+_PAIR_SPLIT = re.compile(r",(?=\s*[A-Za-z0-9_.\-]+=)")
+
+
+def split_config_pairs(values: Iterable[str] | None) -> list[str]:
+    """``--config k=v,k2=v2`` -> ``["k=v", "k2=v2"]`` (Confluent's ``--config`` and
+    kafka-configs' ``--add-config`` take comma-separated pairs); a value keeps its own commas
+    (``consumer.offset.group.filters={...,...}``, ``cleanup.policy=compact,delete``);
+    trailing commas are dropped, as Kafka's ConfigCommand drops them (Java's
+    ``String.split`` removes trailing empty pieces)."""
+    return [p.strip() for value in values or [] for p in _PAIR_SPLIT.split(value.rstrip(","))
+            if p.strip()]
+
+
 def parse_config_pairs(pairs: Iterable[str], flag: str = "--config") -> dict[str, str]:
     """``k=v`` strings (a link's or a mirror topic's ``--config``) as a dict; the value is
     everything after the first ``=`` (it may hold ``=`` and JSON). A string without ``=``
