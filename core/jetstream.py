@@ -463,8 +463,10 @@ class JetStream:
             return purged
 
     def get_msg(self, name: str, seq: int | None = None, *, last_by_subj: str | None = None,
-                next_by_subj: str | None = None) -> StoredMsg:
-        """The STREAM.MSG.GET request (10003 for a bad combination, 10037 when not found)."""
+                next_by_subj: str | None = None, direct: bool = False) -> StoredMsg:
+        """The STREAM.MSG.GET request (10003 for a bad combination, 10037 when not found);
+        ``direct`` changes nothing here (no permissions refuse the request on the engine,
+        whose stream is its one holder)."""
         seq = int(seq or 0)
         if seq < 0:
             raise nats_error("BadRequest")

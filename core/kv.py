@@ -80,6 +80,7 @@ from .clock import Clock, SystemClock
 from .config.kvnames import (
     KV_STREAM_PREFIX,
     bucket_of_stream,
+    is_bucket_name,
     kv_stream_name,
     kv_subjects,
     validate_bucket_name,
@@ -621,11 +622,16 @@ class KV:
         if not isinstance(name, str) or not name:
             raise JetlinkError("a bucket name is required", field="bucket")
         js = self.js()
-        names = set(js.stream_names())
         stream = kv_stream_name(name)
-        if stream in names:
-            validate_bucket_name(name)
-            cfg = js.stream_info(stream).config
+        cfg: StreamConfig | None = None
+        if is_bucket_name(name):
+            try:  # (STREAM.INFO of KV_<name> alone, as nats.go's KeyValue(): a user allowed
+                #    only that bucket's API subjects opens it)
+                cfg = js.stream_info(stream).config
+            except ApiError as missing:
+                if missing.err_code != 10059:
+                    raise
+        if cfg is not None:
             if _not_a_bucket(cfg, name):
                 err = JetlinkError(ERR_BAD_BUCKET, field="bucket")
                 subjects = ", ".join(cfg.subjects or []) or "none"
@@ -639,7 +645,10 @@ class KV:
                                 read_only=True, display=name,
                                 origin_place=_origin_place(cfg, self.cluster))
             kind, ro = _kind(cfg)
-            return KeyValue(self, name, self.cluster, stream, kind=kind, read_only=ro)
+            handle = KeyValue(self, name, self.cluster, stream, kind=kind, read_only=ro)
+            handle.direct = cfg.allow_direct  # (its gets direct, as nats.go's KV reads them)
+            return handle
+        names = set(js.stream_names())
         if name in names:
             cfg = js.stream_info(name).config
             origin = _mirrored_bucket(cfg)
@@ -678,6 +687,9 @@ class KeyValue:
         self.name = display or bucket  # the name the handle was opened with
         self.cluster = cluster  # where `stream` lives
         self.stream = stream
+        # the bucket's stream allows direct gets: a user the server does not let ask
+        # STREAM.MSG.GET reads a key by one, as nats.go's KV Get reads it (ADR-8)
+        self.direct = False
         self.kind = kind
         self.read_only = read_only
         self.replica = replica  # (mirror stream in the addressed cluster, its filter)
@@ -864,20 +876,23 @@ class KeyValue:
     # -- reads -----------------------------------------------------------------------------
     def _last(self, key: str, js: JetStream | None = None, stream: str | None = None
               ) -> StoredMsg | None:
+        own = stream in (None, self.stream) and (js is None or js is self.js)
         try:
             return (js if js is not None else self.js).get_msg(
-                stream or self.stream, last_by_subj=self._read_subject(key))
+                stream or self.stream, last_by_subj=self._read_subject(key),
+                direct=own and self.direct)
         except ApiError as err:
             if err.err_code == 10037:
                 return None
             raise
 
-    @staticmethod
-    def _revision(js: JetStream, stream: str, revision: int, subject: str
+    def _revision(self, js: JetStream, stream: str, revision: int, subject: str
                   ) -> StoredMsg | None:
-        """The entry at ``revision`` of ``stream`` when it is one of ``subject``."""
+        """The entry at ``revision`` of ``stream`` when it is one of ``subject`` (a direct
+        get of the bucket's own stream when it allows them, as nats.go reads it)."""
+        own = stream == self.stream and js is self.js
         try:
-            msg = js.get_msg(stream, revision)
+            msg = js.get_msg(stream, revision, direct=own and self.direct)
         except ApiError as err:
             if err.err_code != 10037:
                 raise

@@ -717,6 +717,13 @@ def test_recovery_point_thresholds_from_flags_and_from_metadata(behind):
     assert nagios(behind("dr", "check", "BACKUP"), 2).startswith(
         "CRITICAL dr Crit:BACKUP@east: could not configure based on metadata: "
         "io.nats.monitor.rpo-critical: '-5s' is negative: a time threshold is 0 or more ")
+    # natscli's own key, read as jsm.go reads it (server check stream alike): a negative
+    # duration turns the threshold off
+    cfg.metadata.pop("io.nats.monitor.rpo-critical")
+    cfg.metadata["io.nats.monitor.seen-critical"] = "-5s"
+    mirror.update_stream(cfg)
+    line = nagios(behind("dr", "check", "BACKUP"), 0)
+    assert "BACKUP@east.active=" in line and ";;-5.0000 " in line, line
     # a flag that does not read is a usage error before anything runs
     bad = behind("dr", "check", "--rpo-warn", "5")
     assert bad.exit_code == 2 and "--rpo-warn" in bad.stderr and "missing unit" in bad.stderr

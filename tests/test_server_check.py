@@ -567,6 +567,13 @@ def test_a_kv_stream_that_keeps_no_value_per_key_is_no_bucket(jl):
         "jetlink: error: nats: bucket not valid key-value store: stream KV_FAKE (subjects "
         "fake.>, max_msgs_per_subject -1) is no bucket: a bucket's stream holds $KV.FAKE.> and "
         "keeps 1 or more values per key\n"))
+    # one holding the bucket's subjects (what the kv verbs keep serving, a failover's of an
+    # older KV mirror) is still nothing nats.go opens: the check says so, as natscli's
+    ok(jl("stream", "add", "KV_KEPT", "--subjects", "$KV.KEPT.>", "--defaults"))
+    ok(jl("kv", "info", "KEPT"))
+    res = check(jl, "kv", "--bucket", "KEPT")
+    assert (res.exit_code, res.stdout) == (2, "CRITICAL KEPT Crit:could not load bucket: nats: "
+                                              "bucket not valid key-value store\n")
 
 
 def test_bad_duration_is_a_usage_error(jl):

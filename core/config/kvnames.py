@@ -26,6 +26,11 @@ ERR_INVALID_KEY = "nats: invalid key"
 # --------------------------------------------------------------------------- names and keys
 
 
+def is_bucket_name(name: Any) -> bool:
+    """Whether ``name`` is a valid bucket name (:func:`validate_bucket_name`'s rule)."""
+    return isinstance(name, str) and bool(_BUCKET_RE.fullmatch(name))
+
+
 def validate_bucket_name(name: Any, *, field: str = "bucket") -> str:
     """Return ``name`` if it is a valid bucket name (``\\A[a-zA-Z0-9_-]+\\z``), else raise."""
     if not isinstance(name, str) or not name:

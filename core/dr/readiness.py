@@ -101,9 +101,11 @@ class DrThresholds(_Thresholds):
 
     lag_warn: int = _kind("uint")
     lag_critical: int = _kind("uint")
-    # (durations of 0 or more: its flags refuse a negative one, so does its metadata)
-    seen_warn: int = _kind("duration+")
-    seen_critical: int = _kind("duration+")
+    # natscli's keys (io.nats.monitor.seen-*), shared with server check stream: read as
+    # jsm.go reads them (a negative duration turns the threshold off)
+    seen_warn: int = _kind("duration")
+    seen_critical: int = _kind("duration")
+    # (jetlink's own keys: durations of 0 or more, as its flags)
     positions_warn: int = _kind("duration+")
     positions_critical: int = _kind("duration+")
     rpo_warn: int = _kind("duration+")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import ssl
 import threading
 from collections.abc import Callable, Coroutine, Mapping
@@ -288,6 +289,11 @@ def passing(err: LiveError) -> LiveError:
     return err
 
 
+# the server's -ERR for a denied publish or subscription, as nats-py reports it
+_VIOLATION = re.compile(r'permissions violation for (publish|subscription) to "([^"]*)"',
+                        re.IGNORECASE)
+
+
 def _credentials_from(target: ServerTarget) -> str:
     """The credentials the connection used and where each came from (``--user/--password
     (from jetlink context prod)``), or the options that give them when none was."""
@@ -382,16 +388,22 @@ class LiveConnection:
 
     # -- the loop --------------------------------------------------------------------------
     def run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None,
-            doing: str = "") -> T:
+            doing: str = "", subject: str | None = None) -> T:
         """Run ``coro`` on the connection's loop and return its result; nats-py failures
-        become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged)."""
+        become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged), a
+        permissions violation meanwhile (of ``subject`` when given) the cause."""
+        seen = len(self._errors)
         try:
             fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         except RuntimeError:  # the loop closed under a worker thread (the command stopping):
             coro.close()      # the coroutine never runs, and is said so by nobody
             raise LiveError(f"{doing or 'a request'}: the connection was closed") from None
         try:
-            got: T = self._result(fut, timeout if timeout is not None else self.timeout + _GRACE)
+            # a request the server refused to let through ends at once (its answer can not
+            # come): polled with the lost connection
+            stop = None if subject is None else (lambda: self.denied_since(seen, subject))
+            got: T = self._result(fut, timeout if timeout is not None else self.timeout + _GRACE,
+                                  stop)
             return got
         except JetlinkError:
             raise
@@ -400,9 +412,35 @@ class LiveConnection:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure is one line for the user
             fut.cancel()
+            denied = self.denied_since(seen, subject)
+            if denied is not None:  # (what went unanswered was never let through)
+                raise LiveError(f"{doing or 'a request'}: {denied}") from None
             raise self._describe(exc, doing) from None
 
-    def _result(self, fut: Any, limit: float | None) -> Any:
+    def denied_since(self, seen: int = 0, subject: str | None = None) -> str | None:
+        """The server's permissions violation among the errors reported after the first
+        ``seen`` (nats-py hands the server's ``-ERR 'Permissions Violation for Publish to
+        "S"'`` to error_cb, and a request then waits for an answer that never comes), as
+        one sentence; None when there was none. With ``subject``: a publish violation of
+        that subject only (nats-py lowercases the subject: ``subject`` is shown as sent),
+        or a subscription's (the replies' inbox)."""
+        for exc in reversed(self._errors[seen:]):
+            m = _VIOLATION.search(str(exc))
+            if m is None:
+                continue
+            kind, denied = m.group(1).lower(), m.group(2)
+            if kind == "publish":
+                if subject is not None and denied != subject.lower():
+                    continue
+                return (f'permissions violation: the server does not let this user publish to '
+                        f'"{subject or denied}" (its publish permissions; nothing was done)')
+            return (f'permissions violation: the server does not let this user subscribe to '
+                    f'"{denied}" (its subscribe permissions: the answers come back on the '
+                    "connection's inbox)")
+        return None
+
+    def _result(self, fut: Any, limit: float | None,
+                stop: Callable[[], str | None] | None = None) -> Any:
         """``fut``'s result within ``limit`` seconds (None: no limit), looked at every
         :data:`_LOST_POLL` seconds: a connection that closed meanwhile (the server gone:
         nats-py closes it, never reconnecting, and leaves a request waiting for an answer
@@ -426,6 +464,8 @@ class LiveConnection:
 
                         raise ne.ConnectionClosedError from None
                 if deadline is not None and time.monotonic() >= deadline:
+                    raise
+                if stop is not None and stop() is not None:
                     raise
 
     def _describe(self, exc: BaseException, doing: str) -> LiveError:
@@ -511,7 +551,8 @@ class LiveConnection:
                                         headers=dict(headers) if headers else None)
             return RawMsg(msg.subject, msg.headers, msg.data, msg.reply)
 
-        return self.run(go(), timeout=wait + _GRACE, doing=doing or f"request to {subject}")
+        return self.run(go(), timeout=wait + _GRACE, doing=doing or f"request to {subject}",
+                        subject=subject)
 
     def api(self, verb: str, doc: Mapping[str, Any] | None = None, *,
             timeout: float | None = None, prefix: str | None = None) -> dict[str, Any]:
@@ -671,9 +712,18 @@ class LiveConnection:
                                         reply.decode(), block=block))
 
                 raw_handlers(self.nc)[sub._id] = on_raw
+            await self.nc.flush(self.timeout)  # (the server's -ERR for a denied SUB before it)
             return sub
 
+        seen = len(self._errors)
         sub = self.run(go(), doing=f"subscribing to {subject}")
+        for exc in self._errors[seen:]:
+            m = _VIOLATION.search(str(exc))
+            if m and m.group(1).lower() == "subscription" and m.group(2) == subject.lower():
+                self.run(sub.unsubscribe(), doing=f"unsubscribing from {subject}")
+                raise LiveError(f"subscribing to {subject}: permissions violation: the server "
+                                f'does not let this user subscribe to "{subject}" (its '
+                                "subscribe permissions)")
         return LiveSubscription(self, sub, q, subject)
 
     # -- the end ---------------------------------------------------------------------------

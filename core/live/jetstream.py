@@ -29,7 +29,15 @@ from ..config.codec import json_as_given
 from ..config.stream import StreamConfig, pedantic_requested
 from ..config.validate import JS_API_PREFIX
 from ..durations import seconds_text
-from ..errors import ApiError, JetlinkError, NoStreamError, client_error, clip, not_found
+from ..errors import (
+    ApiError,
+    JetlinkError,
+    NoStreamError,
+    client_error,
+    clip,
+    nats_error,
+    not_found,
+)
 from ..messages import BatchPubAck, Listing, PubAck, StoredMsg, StreamState
 from .client import LiveConnection, LiveError, RawMsg, passing
 from .client import raw_handlers as _raw_handlers
@@ -337,7 +345,7 @@ class LiveJetStream(LiveConsumers):
 
     # -- messages --------------------------------------------------------------------------
     def get_msg(self, name: str, seq: int | None = None, *, last_by_subj: str | None = None,
-                next_by_subj: str | None = None) -> LiveMsg:
+                next_by_subj: str | None = None, direct: bool = False) -> LiveMsg:
         req: dict[str, Any] = {}
         if seq:
             req["seq"] = int(seq)
@@ -345,7 +353,49 @@ class LiveJetStream(LiveConsumers):
             req["last_by_subj"] = last_by_subj
         if next_by_subj:
             req["next_by_subj"] = next_by_subj
-        return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}", req))
+        try:
+            return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}", req))
+        except LiveError as err:
+            # read from the stream's leader (a direct get may be answered by a mirror with
+            # mirror_direct: filtered, shorter or lagging); by a direct get only when the
+            # user may not ask the leader, as nats.go reads a bucket
+            if not (direct and "permissions violation" in err.description):
+                raise
+        return self._direct_get(name, seq, last_by_subj, next_by_subj)
+
+    def _direct_get(self, name: str, seq: int | None, last_by_subj: str | None,
+                    next_by_subj: str | None) -> LiveMsg:
+        """A direct get (ADR-31): ``DIRECT.GET.<stream>.<subject>`` for the last message of
+        a subject (as nats.go's KV Get asks it), else ``DIRECT.GET.<stream>`` with the
+        request; the message comes back with the server's Nats-Stream / Nats-Subject /
+        Nats-Sequence / Nats-Time-Stamp headers (taken off here), a 404 status when there
+        is none (10037, as STREAM.MSG.GET's)."""
+        if last_by_subj and not seq and not next_by_subj:
+            verb, payload = f"DIRECT.GET.{_name(name)}.{last_by_subj}", b""
+        else:
+            req = {k: v for k, v in (("seq", int(seq or 0)), ("last_by_subj", last_by_subj),
+                                     ("next_by_subj", next_by_subj)) if v}
+            verb = f"DIRECT.GET.{_name(name)}"
+            payload = json.dumps(req, separators=(",", ":")).encode()
+        try:
+            raw = self.conn.request(f"{self.api_prefix}.{verb}", payload,
+                                    doing=f"DIRECT.GET {name}")
+        except LiveError as err:
+            if "no responders" in err.description:  # no server holds the stream
+                raise nats_error("StreamNotFound", field="stream") from None
+            raise
+        hdrs = dict(raw.headers or {})
+        status = hdrs.pop("Status", "")
+        if status == "404":
+            raise nats_error("NoMessageFound")
+        if status:
+            raise LiveError(f"DIRECT.GET {name}: {status} {hdrs.get('Description', '')}".rstrip())
+        added = {k: hdrs.pop(k, "") for k in ("Nats-Stream", "Nats-Subject", "Nats-Sequence",
+                                                "Nats-Time-Stamp", "Nats-Num-Pending",
+                                                "Nats-Last-Sequence")}
+        return LiveMsg(subject=added["Nats-Subject"], seq=int(added["Nats-Sequence"] or 0),
+                       ts=_ts(added["Nats-Time-Stamp"]),
+                       hdr=encode_hdrs(hdrs) if hdrs else None, data=raw.data)
 
     def delete_msg(self, name: str, seq: int) -> None:
         try:
@@ -1057,6 +1107,9 @@ class _PublishRun:
             if not done[i] and self.refused[i]:  # its last send met no responders: not stored
                 done[i] = True
                 results[i] = NoStreamError(self.js.stored_subject(msgs[i][0]))
+            elif not done[i] and (denied := self.js.conn.denied_since(0, msgs[i][0])):
+                done[i] = True  # the server let it through to no stream: nothing stored
+                results[i] = LiveError(f"publish to {clip(msgs[i][0])}: {denied}")
             elif not done[i]:
                 results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
                                        f"acknowledgement within {seconds_text(self.timeout)} from "

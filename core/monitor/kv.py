@@ -47,12 +47,20 @@ def check_kv(open_kv: Callable[[], KV], bucket: str, *, key: str = "",
     except JetlinkError as err:
         result.critical(f"could not load bucket: {reason(err)}")
         return result
-    result.ok(f"bucket {bucket}")
     try:
         status = handle.status()
     except JetlinkError as err:
+        result.ok(f"bucket {bucket}")
         result.critical(f"could not obtain bucket status: {reason(err)}")
         return result
+    from ..kv import ERR_BAD_BUCKET
+
+    if handle.kind == "bucket" and status.config.max_msgs_per_subject < 1:
+        # (a bucket jetlink's own failover of an older KV mirror kept open: nats.go's
+        # KeyValue, which natscli's check opens, refuses it, and so does every client of it)
+        result.critical(f"could not load bucket: {ERR_BAD_BUCKET}")
+        return result
+    result.ok(f"bucket {bucket}")
     result.pd(PerfDataItem("values", status.values, max(values_warn, 0), max(values_critical, 0),
                            help="How many values are stored in the bucket"))
     if key:

@@ -994,6 +994,34 @@ def start_auth(root: str | Path, nkey: NkeyUser, *, user: str = "ops",
         password=password, nkey_seed_file=nkey.seed_file, nkey_public=nkey.public))
 
 
+# users of start_permissions: name -> its permissions block (password "pw" each; admin all)
+PERMISSION_USERS = {
+    "admin": "",
+    # may ask for stream info and publish on orders.> only
+    "ro": 'publish: { allow: ["$JS.API.STREAM.INFO.*", "orders.>"] }',
+    # may do everything but delete streams
+    "nodel": 'publish: { deny: ["$JS.API.STREAM.DELETE.>"] }',
+    # may not subscribe to the inboxes the answers come back on
+    "nosub": 'subscribe: { deny: ["_INBOX.>"] }',
+    # may read bucket CFG as nats.go does (STREAM.INFO and direct gets of KV_CFG) only
+    "kvro": 'publish: { allow: ["$JS.API.STREAM.INFO.KV_CFG", "$JS.API.DIRECT.GET.KV_CFG", '
+            '"$JS.API.DIRECT.GET.KV_CFG.>"] }',
+}
+
+
+def start_permissions(root: str | Path, name: str = "perms") -> LiveServer:
+    """A JetStream server whose users (:data:`PERMISSION_USERS`, password ``pw``) have
+    publish or subscribe permissions; ``admin`` (the fixture's own user) has them all."""
+    root = Path(root)
+    users = ", ".join(
+        f"{{ user: {u}, password: pw{f', permissions: {{ {p} }}' if p else ''} }}"
+        for u, p in PERMISSION_USERS.items())
+    return _start_fresh_ports(lambda port, http: _server(
+        root, name, [_jetstream_block(root / name / "store"),
+                     f"authorization {{ users: [ {users} ] }}"],
+        binary=find_nats_server(), port=port, http_port=http, user="admin", password="pw"))
+
+
 # -- operator mode (JWTs): what --creds needs ------------------------------------------------
 
 _NKEY_PREFIX = {"operator": 14 << 3, "account": 0, "user": 20 << 3}  # 'O', 'A', 'U'

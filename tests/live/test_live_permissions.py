@@ -1,0 +1,80 @@
+"""A user the server's permissions restrict: what it may not do is named as the server's
+permissions violation (not as a cluster without a meta leader, or a timeout), and what it
+may do works with the API subjects nats.go uses (a bucket read with STREAM.INFO and direct
+gets of its stream alone)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import runner
+
+from jetlink.cli.main import app
+from live.clihelp import ok
+from live.servers import LiveServer, start_permissions
+
+
+@pytest.fixture(scope="module")
+def perms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    srv = start_permissions(Path(tmp_path_factory.mktemp("perms")))
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+def jl(srv: LiveServer, user: str, *args: str):
+    return runner.invoke(app, ["-s", srv.url, "--user", user, "--password", "pw",
+                               "--timeout", "2s", *args], prog_name="jetlink")
+
+
+def test_a_denied_request_names_the_permission_not_the_cluster(perms):
+    ok(jl(perms, "admin", "stream", "add", "DELME", "--subjects", "d", "--defaults"))
+    for user, args, subject in (
+            ("ro", ("stream", "ls"), "$JS.API.STREAM.LIST"),
+            ("nodel", ("stream", "rm", "DELME", "-f"), "$JS.API.STREAM.DELETE.DELME"),
+            ("ro", ("pub", "other.x", "hi"), "other.x")):
+        res = jl(perms, user, *args)
+        assert res.exit_code == 1, res.output
+        assert res.stderr.endswith(
+            f'permissions violation: the server does not let this user publish to "{subject}" '
+            "(its publish permissions; nothing was done)\n"), res.stderr
+    assert ok(jl(perms, "admin", "stream", "info", "DELME", "-j"))  # still there
+    res = jl(perms, "nosub", "stream", "ls")
+    assert res.exit_code == 1 and "permissions violation: the server does not let this user " \
+        'subscribe to "_inbox.' in res.stderr, res.stderr
+    res = jl(perms, "nosub", "sub", "_INBOX.x", "--count", "1")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: subscribing to _INBOX.x: permissions violation: the server does not "
+        'let this user subscribe to "_INBOX.x" (its subscribe permissions)\n'))
+
+
+def test_a_bucket_reader_allowed_what_nats_go_reads_gets_its_values(perms):
+    """kvro may publish only STREAM.INFO and DIRECT.GET of KV_CFG (nats.go's KeyValue and
+    Get): kv get, kv info and server check kv work; a bucket it may not read is named."""
+    ok(jl(perms, "admin", "kv", "add", "CFG"))
+    ok(jl(perms, "admin", "kv", "put", "CFG", "k1", "v1"))
+    ok(jl(perms, "admin", "kv", "put", "CFG", "k1", "v2"))
+    assert ok(jl(perms, "kvro", "kv", "get", "CFG", "k1", "--raw")).stdout == "v2"
+    got = json.loads(ok(jl(perms, "kvro", "kv", "get", "CFG", "k1", "-j")).stdout)
+    assert (got["revision"], got["value"], got["served_by"]) == (2, "djI=", "KV_CFG")
+    res = jl(perms, "kvro", "kv", "get", "CFG", "k1", "--revision", "1")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: key not found (10037): key k1 at revision 1 in bucket CFG\n")
+    ok(jl(perms, "admin", "kv", "del", "CFG", "k1", "-f"))
+    res = jl(perms, "kvro", "kv", "get", "CFG", "k1")
+    assert (res.exit_code, res.stderr) == (
+        1, "jetlink: error: key not found (10037): key k1 in bucket CFG\n")
+    ok(jl(perms, "admin", "kv", "put", "CFG", "k2", "x"))
+    assert ok(jl(perms, "kvro", "kv", "info", "CFG")).stdout.startswith(
+        "Information for Key-Value Store Bucket CFG")
+    res = jl(perms, "kvro", "server", "check", "kv", "--bucket", "CFG", "--key", "k2")
+    assert (res.exit_code, res.stdout.split(" | ")[0]) == (
+        0, "OK CFG OK:bucket CFG OK:key k2 found"), res.stdout
+    res = jl(perms, "kvro", "kv", "get", "OTHER", "k")
+    assert res.exit_code == 1 and res.stderr.endswith(
+        'does not let this user publish to "$JS.API.STREAM.INFO.KV_OTHER" (its publish '
+        "permissions; nothing was done)\n"), res.stderr
