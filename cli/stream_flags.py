@@ -101,13 +101,16 @@ def split_subjects(values: list[str]) -> list[str]:
 
 
 def parse_metadata(values: list[str]) -> dict[str, str]:
-    """``--metadata k=v`` (repeatable) as a dict."""
+    """``--metadata k=v`` or ``k:v`` (repeatable) as a dict: split at the first ``:`` or
+    ``=``, as fisk's map flags natscli declares it with (``owner:team=a`` is key ``owner``,
+    value ``team=a``)."""
     meta: dict[str, str] = {}
     for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise usage(f"invalid value for --metadata: {item!r}: expected KEY=VALUE")
-        meta[key] = value
+        parts = re.split(r"[:=]", item, maxsplit=1)
+        if len(parts) != 2 or not parts[0]:
+            raise usage(f"invalid value for --metadata: {item!r}: expected KEY=VALUE or "
+                        "KEY:VALUE")
+        meta[parts[0]] = parts[1]
     return meta
 
 

@@ -264,6 +264,33 @@ def test_metadata_replaces_but_keeps_server_keys():
         apply_flags(base, StreamFlags(metadata=["novalue"]))
 
 
+@pytest.mark.parametrize(("given", "meta"), [
+    # split at the first ':' or '=', as fisk's map flags (natscli's --metadata)
+    ("a=b", {"a": "b"}),
+    ("a:b", {"a": "b"}),
+    ("owner:team=a", {"owner": "team=a"}),
+    ("url=http://x:1", {"url": "http://x:1"}),
+    ("k=", {"k": ""}),
+    ("k:", {"k": ""}),
+])
+def test_metadata_reads_key_colon_or_equals_value_as_natscli(given, meta):
+    got = apply_flags(StreamConfig(name="S"), StreamFlags(metadata=[given])).metadata
+    assert got == meta
+
+
+def test_metadata_flags_of_every_verb_take_natscli_colon_form(jl):
+    ok(jl("stream", "add", "Z", "--subjects", "z", "--defaults", "--metadata", "owner:team=a"))
+    assert doc(jl("stream", "info", "Z", "-j"))["config"]["metadata"]["owner"] == "team=a"
+    ok(jl("consumer", "add", "Z", "C", "--pull", "--defaults", "--metadata", "a:b"))
+    assert doc(jl("consumer", "info", "Z", "C", "-j"))["config"]["metadata"]["a"] == "b"
+    ok(jl("kv", "add", "KM", "--metadata", "a:b"))
+    assert doc(jl("kv", "info", "KM", "-j"))["stream_info"]["config"]["metadata"]["a"] == "b"
+    res = jl("stream", "add", "Y", "--subjects", "y", "--defaults", "--metadata", ":v")
+    assert (res.exit_code, res.stderr) == (2, (
+        "jetlink: error: invalid value for --metadata: ':v': expected KEY=VALUE or "
+        "KEY:VALUE\n"))
+
+
 def test_placement_cleared_by_empty_values():
     base = apply_flags(StreamConfig(name="S"), StreamFlags(cluster_placement="east", tag=["a"]))
     assert apply_flags(base, StreamFlags(cluster_placement="", tag=[""])).placement is None
