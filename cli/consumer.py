@@ -34,6 +34,7 @@ from jetlink.cli.options import (
     DURATION,
     WAIT,
     JsonOption,
+    NoSelectOption,
     PreferredOpt,
     StepDownForceOpt,
     StreamArg,
@@ -1078,6 +1079,7 @@ def ls(
     names: Annotated[
         bool, typer.Option("--names", "-n", help="Show just the consumer names.")
     ] = False,
+    no_select: NoSelectOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """List the consumers of a stream.
@@ -1294,6 +1296,7 @@ def info(
     stream: StreamArg,
     name: ConsumerArg,
     state: Annotated[bool, typer.Option("--state", help="Show only the consumer state.")] = False,
+    no_select: NoSelectOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Show a consumer's configuration and state.
@@ -1308,7 +1311,7 @@ def info(
 
 @consumer_app.command("state")
 def state_(ctx: typer.Context, stream: StreamArg, name: ConsumerArg,
-           json_output: JsonOption = False) -> None:
+           no_select: NoSelectOption = False, json_output: JsonOption = False) -> None:
     """Show only a consumer's state.
 
     As consumer info --state (natscli's consumer state): "State for Consumer S > C", its

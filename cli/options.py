@@ -172,6 +172,13 @@ TranslateOption = Annotated[
     ),
 ]
 
+# natscli's --no-select (fail rather than pick from a list when no name is given): jetlink
+# never picks from a list, so it changes nothing; accepted so natscli's scripts run as they are
+NoSelectOption = Annotated[
+    bool,
+    typer.Option("--no-select", help="Accepted for natscli's scripts: a name is always required."),
+]
+
 JsonOption = Annotated[
     bool,
     typer.Option(

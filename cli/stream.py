@@ -42,6 +42,7 @@ from jetlink.cli.options import (
     DURATION,
     ForceOption,
     JsonOption,
+    NoSelectOption,
     PreferredOpt,
     StepDownForceOpt,
     StreamArg,
@@ -420,6 +421,7 @@ def info(
     ctx: typer.Context,
     name: StreamArg,
     state: Annotated[bool, typer.Option("--state", help="Show only the stream state.")] = False,
+    no_select: NoSelectOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Show a stream's configuration and state.
@@ -434,7 +436,8 @@ def info(
 
 
 @stream_app.command("state")
-def state_(ctx: typer.Context, name: StreamArg, json_output: JsonOption = False) -> None:
+def state_(ctx: typer.Context, name: StreamArg, no_select: NoSelectOption = False,
+           json_output: JsonOption = False) -> None:
     """Show only a stream's state.
 
     As stream info --state (natscli's stream state): "State for Stream NAME", its cluster,

@@ -1655,3 +1655,15 @@ def test_stream_info_prints_compression_persistence_and_start_time_as_natscli(jl
     ok(jl("pub", "o.x", "y", "--count", "1500"))
     row = [c.strip() for c in ok(jl("consumer", "ls", "O")).stdout.splitlines()[-2].split("│")]
     assert row[4:6] == ["0", "1500"], row
+
+
+def test_no_select_is_accepted_and_changes_nothing(jl):
+    """natscli's --no-select (never pick from a list): jetlink never does, the output is the
+    same with it."""
+    orders(jl)
+    ok(jl("consumer", "add", "ORDERS", "C", "--pull", "--defaults"))
+    for args in (("stream", "info", "ORDERS"), ("stream", "state", "ORDERS"),
+                 ("consumer", "ls", "ORDERS"), ("consumer", "info", "ORDERS", "C"),
+                 ("consumer", "state", "ORDERS", "C")):
+        plain, picked = ok(jl(*args, "-j")), ok(jl(*args, "--no-select", "-j"))
+        assert json.loads(picked.stdout) == json.loads(plain.stdout), args
