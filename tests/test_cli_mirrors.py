@@ -82,6 +82,22 @@ def test_create_config_takes_comma_separated_pairs(jl, world):
     assert line.endswith("Configs: min.insync.replicas=1"), line
 
 
+def test_create_on_a_link_that_is_not_active_says_what_makes_it_active(jl, world):
+    ok(east(jl, "links", "alter", "L", "--config", "cluster.link.paused=true"))
+    res = east(jl, "mirrors", "create", "orders", "--link", "L")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: Cluster link 'L' is PAUSED, not ACTIVE: mirror topics can only be "
+        "created on an active link (INVALID_REQUEST 42): resume it: jetlink --cluster east "
+        "links alter L --config cluster.link.paused=false\n"))
+    ok(east(jl, "links", "alter", "L", "--config", "cluster.link.paused=false"))
+    ok(jl("cluster", "down", "west"))
+    res = east(jl, "mirrors", "create", "orders", "--link", "L")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: Cluster link 'L' is UNAVAILABLE, not ACTIVE: mirror topics can only be "
+        "created on an active link (INVALID_REQUEST 42): its source cluster west is "
+        "unreachable (jetlink cluster up west when it is marked down)\n"))
+
+
 def test_create_refusals(jl, world):
     result = east(jl, "mirrors", "create", "nope", "--link", "L")
     assert result.exit_code == 1
@@ -479,4 +495,7 @@ def test_a_refused_promote_says_every_condition_that_holds_it_back(jl, world):
     assert out.exit_code == 1
     assert ("Topic 'orders' can not be promoted: it has mirroring lag (partition 0: 1); it is "
             "paused: resume it (jetlink mirrors resume orders --link L) and let it catch up, or "
-            "use failover; config sync is pending (retention.ms)\n") in out.stderr
+            "use failover; config sync is pending (retention.ms): the link syncs topic configs "
+            "every 5000 ms (topic.config.sync.ms), at a replication step when due; run jetlink "
+            "replicate once the sync is due (jetlink links alter L --config K=MS shortens an "
+            "interval), or use failover\n") in out.stderr

@@ -296,6 +296,20 @@ def test_a_link_that_is_on_the_other_side_says_where_the_verb_runs(dd, clock):
     with pytest.raises(KafkaError) as err:
         Mirrors(dd, "west", clock).truncate_and_restore("orders", "NOPE")
     assert err.value.detail is None or "--source-cluster" not in err.value.detail
+    # run on the side that took over, through its own link L (from west): the topic here
+    # is the stopped mirror; where the verb runs, and the commands there
+    before = _state(dd)
+    with pytest.raises(KafkaError) as err:
+        Mirrors(dd, "east", clock).truncate_and_restore("orders", "L")
+    assert (err.value.name, err.value.description) == (
+        "INVALID_REQUEST", "Topic 'orders' on cluster west is not a stopped mirror: "
+        "truncate-and-restore fails back to a topic that was failed over or promoted")
+    assert err.value.detail == (
+        "topic orders here, on cluster east, is the stopped mirror: truncate-and-restore runs "
+        "on the cluster it failed over from, west, through a link from this one: jetlink "
+        "--cluster west links create L --source-cluster east, then jetlink --cluster west "
+        "mirrors truncate-and-restore orders --link L")
+    assert _state(dd) == before
 
 
 def test_a_dry_run_reports_the_same_and_changes_nothing(world):

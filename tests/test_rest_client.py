@@ -226,7 +226,15 @@ def test_a_read_timeout_is_not_retried():
 def test_401_and_403():
     with pytest.raises(RestError) as err:
         make(answer(401, {"error_code": 401, "message": "Unauthorized"})).list_links()
-    assert str(err.value) == f"REST API at {BASE}: authentication failed (401): Unauthorized"
+    assert str(err.value) == (
+        f"REST API at {BASE}: authentication failed (401): Unauthorized: no credentials were "
+        "sent: give --rest-token TOKEN (JETLINK_REST_TOKEN), or --rest-api-key KEY with "
+        "--rest-api-secret SECRET")
+    with pytest.raises(RestError) as err:
+        make(answer(401, {"error_code": 401, "message": "Unauthorized"}),
+             token="t").list_links()
+    assert str(err.value) == (
+        f"REST API at {BASE}: authentication failed (401): Unauthorized (with a token)")
     with pytest.raises(RestError, match=r"not authorized \(403\): Forbidden"):
         make(lambda r: httpx.Response(403)).list_links()
 
@@ -979,12 +987,15 @@ def test_e2e_promote_polls_until_stopped(world, cli, server, monkeypatch, tmp_pa
 
 def test_e2e_auth_failure_is_a_clear_401(world, cli, server, tmp_path):
     w = world()
-    for args in ([], ["--rest-token", "wrong"]):
+    for args, said in (([], ": no credentials were sent: give --rest-token TOKEN "
+                            "(JETLINK_REST_TOKEN), or --rest-api-key KEY with --rest-api-secret "
+                            "SECRET"),
+                       (["--rest-token", "wrong"], " (with a token)")):
         result = cli(tmp_path / "none", "--cluster", w.east, "links", "--rest-url", server.url,
                      *args, "ls")
         assert result.exit_code == 1
         assert result.stderr == (f"jetlink: error: REST API at {server.url}: authentication "
-                                 "failed (401): Authentication failed\n")
+                                 f"failed (401): Authentication failed{said}\n")
 
 
 def test_e2e_describe_of_no_mirror_without_link_makes_no_error_code_up(world, cli, server,
@@ -1046,7 +1057,7 @@ def test_e2e_the_kafka_tools_authenticate_as_the_groups_do(world, cli, server, t
     denied = cli(none, "--cluster", w.east, "kafka-cluster-links", "--list")
     assert (denied.exit_code, denied.stderr) == (1, (
         f"jetlink: error: REST API at {server.url}: authentication failed (401): "
-        "Authentication failed\n"))
+        "Authentication failed (with a token)\n"))
 
 
 def test_e2e_the_context_gives_the_rest_url(world, cli, server, tmp_path, monkeypatch):

@@ -154,6 +154,7 @@ class RestClient:
         self.retries = max(int(retries), 0)
         self.verify = verify
         self._sleep = sleep
+        self._credentials = "a token" if token else "an API key" if api_key else None
         headers = {"Accept": "application/json", "User-Agent": "jetlink"}
         auth: httpx.Auth | None = None
         if token:
@@ -248,8 +249,11 @@ class RestClient:
         if not message:
             message = resp.reason_phrase or "no message"
         if status == 401:
+            hint = (f" (with {self._credentials})" if self._credentials else
+                    ": no credentials were sent: give --rest-token TOKEN (JETLINK_REST_TOKEN), "
+                    "or --rest-api-key KEY with --rest-api-secret SECRET")
             raise RestError(
-                f"REST API at {self.base_url}: authentication failed (401): {message}",
+                f"REST API at {self.base_url}: authentication failed (401): {message}{hint}",
                 status=status,
             )
         if status == 403:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .authz import ANONYMOUS, mirror_refusal
 from .errors import KafkaError
-from .links import parse_start_offset_spec
+from .links import PAUSED as LINK_PAUSED
+from .links import UNAVAILABLE, parse_start_offset_spec
 from .mirror_model import (
     ACTIVE,
     NO_ERROR,
@@ -47,8 +48,15 @@ def active_destination(m: MirrorState, link: str, where: str, why_active: str) -
                          f"mode: {where}", field="link")
     state = m._state(link)
     if state != ACTIVE:
-        raise KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
+        err = KafkaError("INVALID_REQUEST", f"Cluster link '{link}' is {state}, not "
                          f"ACTIVE: {why_active}", field="link")
+        if state == LINK_PAUSED:
+            err.detail = (f"resume it: jetlink --cluster {m.cluster} links alter {link} "
+                          "--config cluster.link.paused=false")
+        elif state == UNAVAILABLE:
+            err.detail = (f"its source cluster {info.source_cluster} is unreachable "
+                          f"(jetlink cluster up {info.source_cluster} when it is marked down)")
+        raise err
     return info
 
 

@@ -241,12 +241,22 @@ def _promote_problem(m: MirrorState, li: Any, row: tuple, src: Any, info: Mirror
             if scfg.effective_configs().get(k) != mine.effective_configs().get(k)]
     if diff or len(scfg.partitions) != len(mine.partitions):
         what = ", ".join(diff) or "number of partitions"
-        held.append(f"config sync is pending ({what})")
+        held.append(f"config sync is pending ({what}): the link syncs topic configs every "
+                    f"{li.config.topic_config_sync_ms} ms (topic.config.sync.ms), at a "
+                    "replication step when due")
     pending = pending_offsets(m, li, {name: row[2]})
     if pending:
         groups = ", ".join(sorted({g for g, _t, _p, _o in pending}))
-        held.append(f"consumer offset sync is pending (groups {groups})")
-    return f"Topic '{name}' can not be promoted: " + "; ".join(held) if held else None
+        held.append(f"consumer offset sync is pending (groups {groups}): the link syncs "
+                    f"offsets every {li.config.consumer_offset_sync_ms} ms "
+                    "(consumer.offset.sync.ms), at a replication step when due")
+    if not held:
+        return None
+    if len(held) > 1 or not held[0].startswith("it has mirroring lag"):
+        # (what to do about a pending sync: the lag's remedy is in its own sentence)
+        held.append(f"run jetlink replicate once the sync is due (jetlink links alter "
+                    f"{li.name} --config K=MS shortens an interval), or use failover")
+    return f"Topic '{name}' can not be promoted: " + "; ".join(held)
 
 
 def _clamps(m: MirrorState, link: str, topic: str, *, include_pending_sync: bool, src: Any,
@@ -398,10 +408,18 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     other = type(m)(m.datadir, li.source_cluster, m.clock)
     rows = [r for r in other._rows(topic=source_topic) if r[3] == STOPPED]
     if not rows:
-        raise KafkaError("INVALID_REQUEST", f"Topic '{source_topic}' on cluster "
+        err = KafkaError("INVALID_REQUEST", f"Topic '{source_topic}' on cluster "
                          f"{li.source_cluster} is not a stopped mirror: truncate-and-restore "
                          "fails back to a topic that was failed over or promoted",
                          field="topic")
+        if any(r[3] == STOPPED for r in m._rows(topic=topic)):  # run on the side that took over
+            err.detail = (f"topic {topic} here, on cluster {m.cluster}, is the stopped mirror: "
+                          f"truncate-and-restore runs on the cluster it failed over from, "
+                          f"{li.source_cluster}, through a link from this one: jetlink --cluster "
+                          f"{li.source_cluster} links create {link} --source-cluster "
+                          f"{m.cluster}, then jetlink --cluster {li.source_cluster} mirrors "
+                          f"truncate-and-restore {source_topic} --link {link}")
+        raise err
     stopped = _stopped_at(m, other, rows[0], topic)
     mine = m.kafka.describe_topic(topic)
     if mine.mirror_link:
