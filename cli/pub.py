@@ -204,6 +204,13 @@ def pub(
         "--continue-on-gap", help=PF.GAP_HELP)] = False,
     batch_id: Annotated[str | None, typer.Option(
         "--batch-id", metavar="ID", help=PF.BATCH_ID_HELP, show_default=False)] = None,
+    send_on: Annotated[str, typer.Option(
+        "--send-on", metavar="eof|newline",
+        help="Without BODY: stdin whole as one body (eof), or each line as it comes "
+             "(newline).")] = "eof",
+    force_stdin: Annotated[bool, typer.Option(
+        "--force-stdin", help="Accepted for natscli's scripts: without BODY stdin is always "
+                              "read.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     app = App.of(ctx)
@@ -224,6 +231,15 @@ def pub(
     if core and schedule.given():  # (natscli: the schedule flags imply a JetStream publish)
         raise usage("--schedule-*: a scheduled message is a JetStream publish, not with --core")
     pairs += PS.schedule_headers(schedule, now_ns())
+    if send_on not in ("eof", "newline"):
+        raise usage(f"invalid value for --send-on: {send_on!r} (one of eof, newline)")
+    if send_on == "newline":
+        if body is not None or atomic or fast:
+            raise usage("--send-on newline: the bodies are stdin's lines, one publish (or "
+                        "--count) each: not with BODY, --atomic or --fast")
+        _publish_lines(app, subject, pairs, templates, count, core=core, quiet=quiet,
+                       pause=pause)
+        return
     body_text = _read_body(app) if body is None else body
     check_write_count(app, count, message_bytes(subject, body_text, pairs))
     js = open_jetstream(app)
@@ -306,6 +322,46 @@ def _read_body(app: App) -> str:
 
     data = read_stdin(MAX_PAYLOAD, "the payload")
     return data.decode("utf-8", errors="surrogateescape")
+
+
+def _publish_lines(app: App, subject: str, pairs: list[tuple[str, str]], templates: bool,
+                   count: int, *, core: bool, quiet: bool, pause: float) -> None:
+    """natscli's ``--send-on newline``: each line of stdin (its line end taken off) is a
+    body, published (``count`` times) as soon as it is read, until stdin ends; an empty
+    last line publishes nothing. Each publish is said as it is acknowledged; with --json
+    one document at the end: every publish's result."""
+    import sys
+
+    from jetlink.core.limits import MAX_PAYLOAD
+
+    if output.is_interactive():
+        output.notice(app, "Reading payload lines from STDIN")
+    stream = getattr(sys.stdin, "buffer", None)
+    js = open_jetstream(app)
+    results: list[dict[str, Any]] = []
+    try:
+        while True:
+            raw = stream.readline(MAX_PAYLOAD + 2) if stream is not None else \
+                sys.stdin.readline().encode("utf-8", "surrogateescape")
+            if not raw:
+                break
+            line = raw[:-1] if raw.endswith(b"\n") else raw
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if len(line) > MAX_PAYLOAD:
+                raise usage(f"a line of stdin is longer than {MAX_PAYLOAD:,} bytes (the largest "
+                            "payload, max_payload)")
+            text = line.decode("utf-8", errors="surrogateescape")
+            check_write_count(app, count, message_bytes(subject, text, pairs))
+            message = _message_maker(app, subject, text, pairs, templates)
+            each = not app.json and not quiet
+            if core:
+                _publish_core(app, js, message, count, each, results, pause)
+            else:
+                _publish_stored(app, js, message, count, each, results, pause)
+    finally:
+        if app.json:  # (also when interrupted: what was published)
+            output.print_json([r for r in results if r is not None])
 
 
 def _message_maker(app: App, subject: str, body_text: str, pairs: list[tuple[str, str]],

@@ -197,6 +197,32 @@ def test_pub_body_from_stdin(jl):
     )  # "from stdin\n"
 
 
+def test_pub_send_on_newline_publishes_each_line_of_stdin(jl):
+    """natscli's --send-on newline: each line (its \\n or \\r\\n taken off) is a body, an
+    empty line in between too, an empty last one not; --count per line; templates."""
+    res = ok(jl("pub", "orders.new", "--send-on", "newline", "--force-stdin",
+                input=b"l1\nl2\r\n\n#{{Count}}\xff\n"))
+    assert res.stdout == "".join(f"Stored in Stream: ORDERS Sequence: {n}\n" for n in (1, 2, 3, 4))
+    import base64
+
+    got = [base64.b64decode(doc(jl("stream", "get", "ORDERS", str(n), "-j")).get("data", ""))
+           for n in (1, 2, 3, 4)]
+    assert got == [b"l1", b"l2", b"", b"#1\xff"]
+    out = doc(jl("pub", "orders.new", "--send-on", "newline", "--count", "2", "-j",
+                 input="a\nb"))
+    assert [r["seq"] for r in out] == [5, 6, 7, 8]
+    assert ok(jl("pub", "orders.new", "--send-on", "newline", "--core", input="x\n")
+              ).stdout == 'Published 1 bytes to "orders.new"\n'
+    for args in (["body"], ["--atomic"], ["--fast"]):
+        res = jl("pub", "orders.new", "--send-on", "newline", *args, input="x\n")
+        assert (res.exit_code, res.stderr) == (2, (
+            "jetlink: error: --send-on newline: the bodies are stdin's lines, one publish (or "
+            "--count) each: not with BODY, --atomic or --fast\n")), args
+    res = jl("pub", "orders.new", "--send-on", "tab", input="x")
+    assert (res.exit_code, res.stderr) == (
+        2, "jetlink: error: invalid value for --send-on: 'tab' (one of eof, newline)\n")
+
+
 def test_pub_many_prints_a_summary(jl):
     result = ok(jl("pub", "orders.new", "m{{Count}}", "--count", "25"))
     assert result.stdout == "Stored 25 messages in Stream: ORDERS Sequences: 1..25\n"
