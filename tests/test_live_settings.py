@@ -715,6 +715,7 @@ def test_a_request_made_after_the_connection_loop_closed_leaves_no_coroutine_beh
     from jetlink.core.live.client import LiveConnection
 
     conn = LiveConnection.__new__(LiveConnection)
+    conn._errors = []
     conn._loop = asyncio.new_event_loop()
     conn._loop.close()
 
@@ -772,3 +773,19 @@ def test_a_backend_says_how_a_command_line_reaches_where_it_acts(tmp_path):
     embedded = EmbeddedBackend(tmp_path, "east", ManualClock)
     assert (embedded.addressing("east"), embedded.place("east")) == ("--cluster east",
                                                                       "cluster east")
+
+
+@pytest.mark.parametrize(("kw", "said"), [
+    # the one identity sent (a user, else creds, else an nkey), as the connection picks it
+    ({"user": "u", "password": "p", "creds": "/c", "nkey": "/n"}, "--user, --password"),
+    ({"user": "u", "nkey": "/n"}, "--user"),
+    ({"creds": "/c", "nkey": "/n"}, "--creds"),
+    ({"nkey": "/n", "token": "t"}, "the token, --nkey"),
+    ({}, "--user/--password, --creds or --nkey (none was given)"),
+])
+def test_an_authorization_failure_names_the_credentials_sent_only(kw, said):
+    from jetlink.core.live.client import _credentials_from
+    from jetlink.core.live.target import ServerTarget
+
+    target = ServerTarget(("nats://127.0.0.1:1",), **kw)
+    assert _credentials_from(target) == said

@@ -298,10 +298,16 @@ def _credentials_from(target: ServerTarget) -> str:
     """The credentials the connection used and where each came from (``--user/--password
     (from jetlink context prod)``), or the options that give them when none was."""
     sources = target.sources or {}
+    # the one identity the connection used, as _connect picks it (jsm.go's natscontext: a
+    # user, else a credentials file, else an nkey; the others were not sent), and a token
+    identity = next((f for f in ("user", "creds", "nkey") if getattr(target, f, None)), None)
+    sent = {"user": ("user", "password"), "creds": ("creds",), "nkey": ("nkey",)}.get(
+        identity or "", ())
     used = [(fld, opt) for fld, opt in (("user", "--user"), ("password", "--password"),
                                         ("token", "the token"), ("creds", "--creds"),
                                         ("nkey", "--nkey"))
-            if getattr(target, fld, None)]  # (a token: a natscli context's, no option)
+            if getattr(target, fld, None) and (fld in sent or fld == "token")]
+    # (a token: a natscli context's, no option)
     in_url = any(url_has_credentials(s) for s in target.servers)
     if not used and not in_url:
         if target.origin.startswith("[clusters."):  # a cluster a topology file binds
