@@ -154,6 +154,15 @@ def test_target_table_never_writes_secrets():
     assert withheld(from_ctx) == []
 
 
+def test_target_table_writes_file_paths_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    t = ServerTarget(("nats://h:4222",), creds="user.creds", tls_ca="certs/ca.pem",
+                     sources={"servers": "--server"})
+    assert target_table(t, None) == {"server": "nats://h:4222",
+                                     "creds": str(tmp_path / "user.creds"),
+                                     "tls_ca": str(tmp_path / "certs" / "ca.pem")}
+
+
 @pytest.mark.parametrize(("servers", "user", "password", "table", "left"), [
     # the URL's user part: user:password gives the user; a lone part is a token
     (("nats://ops:pw@h:4222",), None, None, {"server": "nats://h:4222", "user": "ops"},

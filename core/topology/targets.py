@@ -11,6 +11,7 @@ answer: core/topology/live.py).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -145,8 +146,8 @@ def target_table(target: Any, domain: str | None) -> dict[str, Any]:
         if user:  # (a user without a password is a token, natscli's reading)
             out["user"] = user
         for fld in ("creds", "nkey", "tls_cert", "tls_key", "tls_ca"):
-            if getattr(target, fld):
-                out[fld] = getattr(target, fld)
+            if getattr(target, fld):  # (absolute: the file applies from any directory)
+                out[fld] = os.path.abspath(os.path.expanduser(getattr(target, fld)))
         if target.tls_first:
             out["tls_first"] = True
     if domain:
