@@ -655,3 +655,17 @@ def test_a_mirror_at_its_own_limit_never_catches_up_by_waiting(limits, state, at
     cfg = StreamConfig.from_json({"name": "M", "mirror": {"name": "O"}, "discard": "new",
                                   **limits})
     assert _at_its_limit(SimpleNamespace(config=cfg, state=SimpleNamespace(**state))) is at
+
+
+def test_the_one_primary_rule_names_the_side_only_when_it_has_a_name():
+    """Two mirrors of one origin on one side: "twice on east"; on a server without a
+    JetStream domain (no side name) just "twice", never a blank."""
+    from jetlink.core.dr.rules import Primary, two_primaries
+
+    for side, where in (("east", "twice on east"), ("", "twice")):
+        a = Primary("west", "stream", "ORDERS", side, "A")
+        b = Primary("west", "stream", "ORDERS", side, "B")
+        said = two_primaries([a, b])
+        assert said[a] == (f"stream ORDERS@west is mirrored {where} (B): a failover of each "
+                           "would make two primaries taking writes for one stream; --skip "
+                           "the others")

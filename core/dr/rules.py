@@ -516,7 +516,7 @@ def two_primaries(mirrors: Sequence[Primary]) -> dict[Primary, str]:
             if any(x.side != m.side for x in group):
                 where, how = "on other sides too", "fail over one side (--cluster) or --skip"
             else:
-                where, how = f"twice on {m.side}", "--skip"
+                where, how = (f"twice on {m.side}" if m.side else "twice"), "--skip"
             out[m] = (f"{what} {origin}@{region} is mirrored {where} ({others}): a failover "
                       f"of each would make two primaries taking writes for one {what}; "
                       f"{how} the others")
