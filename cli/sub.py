@@ -69,6 +69,29 @@ def sub(
         "--headers-only", help="Do not render any data, shows only headers.")] = False,
     subjects_only: Annotated[bool, typer.Option(
         "--subjects-only", help="Prints only the messages' subjects.")] = False,
+    # natscli's JetStream subscription (cli/sub_stream.py)
+    stream: Annotated[str | None, typer.Option(
+        "--stream", metavar="STREAM", show_default=False,
+        help="Read the messages this stream stored (JetStream; without it: the stream "
+             "that stores SUBJECT, when a start flag is given).")] = None,
+    deliver_all: Annotated[bool, typer.Option(
+        "--all", help="JetStream: every stored message, then the new ones.")] = False,
+    deliver_new: Annotated[bool, typer.Option(
+        "--new", help="JetStream: only the messages stored from now on.")] = False,
+    deliver_last: Annotated[bool, typer.Option(
+        "--last", help="JetStream: the last stored message, then the new ones.")] = False,
+    since: Annotated[str | None, typer.Option(
+        "--since", metavar="DURATION", parser=WAIT, show_default=False,
+        help="JetStream: the messages stored in the last DURATION, then the new ones.")] = None,
+    start_sequence: Annotated[int | None, typer.Option(
+        "--start-sequence", metavar="SEQUENCE", min=1, max=UINT64_MAX, show_default=False,
+        help="JetStream: from this stream sequence on.")] = None,
+    last_per_subject: Annotated[bool, typer.Option(
+        "--last-per-subject",
+        help="JetStream: the last message of each subject, then the new ones.")] = False,
+    terminate_at_end: Annotated[bool, typer.Option(
+        "--terminate-at-end", "-T",
+        help="JetStream: stop once every stored message was received.")] = False,
     json_output: JsonLinesOption = False,
 ) -> None:
     """Follow messages published on subjects.
@@ -79,6 +102,11 @@ def sub(
     DURATION without traffic, or Ctrl-C. --queue GROUP (natscli's): the subscribers of one
     queue group share the messages, each to one of them (on a server, NATS's queue
     subscriptions; on the data directory, the member that claims it first).
+
+    A start flag (--all, --new, --last, --since D, --start-sequence N, --last-per-subject)
+    or --stream S is natscli's JetStream subscription: the messages the stream (S, else
+    the one storing SUBJECT; one subject) stored from there, then each one it stores next;
+    -T/--terminate-at-end stops at the end of what is stored.
 
     With --json: JSON lines, one message per line as it arrives ({"subject", "seq"?,
     "time", "headers", "data": base64}), as every following command's --json (kv watch,
@@ -109,13 +137,33 @@ def sub(
     ignored = _ignored(ignore_subject or [])
     shown = "body" if not (headers_only or subjects_only) else (
         "subject" if subjects_only else "headers")
+    from jetlink.cli import sub_stream as SS
+
+    start = SS.Start(all=deliver_all, new=deliver_new, last=deliver_last,
+                     since_ns=None if since is None else parse_since(since),
+                     start_seq=start_sequence, last_per_subject=last_per_subject)
+    start.check()
+    stored = stream is not None or start.given()
+    _check_stored(stored, subjects, queue, terminate_at_end)
     js = open_jetstream(app)
-    subscriptions = [js.subscribe(subject, queue=queue or "") for subject in subjects]
+    subscriptions: list[Any] = []
+    if stored:
+        name = SS.stream_of(js, subjects[0], stream)
+        feed = SS.StoredFeed(js, name, subjects[0], start, terminate=terminate_at_end,
+                             now_ns=common.now_ns())
+        next_msg = feed.next
+        said = f"Subscribing to stream {name} on {subjects[0]} {start.said()}"
+    else:
+        subscriptions = [js.subscribe(subject, queue=queue or "") for subject in subjects]
+        next_msg = _next_of(subscriptions)
+        said = f"Subscribing on {', '.join(subjects)}"
     received = 0
     try:
-        output.notice(app, f"Subscribing on {', '.join(subjects)}" + (
+        output.notice(app, said + (
             f"\nIgnored subjects: {', '.join(ignored)}" if ignored else ""))
-        for msg in common.follow(_next_of(subscriptions), idle_ns, POLL_SECONDS):
+        for msg in common.follow(next_msg, idle_ns, POLL_SECONDS):
+            if msg is SS.END:
+                break
             doc = to_doc(msg)
             if ignored and any(overlaps(doc["subject"], s) for s in ignored):
                 continue  # natscli's shouldIgnore: neither shown nor counted
@@ -132,6 +180,27 @@ def sub(
                                                                    None)
             if callable(close):
                 close()
+
+
+def parse_since(text: str) -> int:
+    """--since DURATION in nanoseconds (a unit required, as every duration flag)."""
+    from jetlink.cli.stream_flags import parse_duration_flag
+
+    return parse_duration_flag(text, flag="--since")
+
+
+def _check_stored(stored: bool, subjects: list[str], queue: str | None,
+                  terminate: bool) -> None:
+    """natscli's rules for a JetStream subscription (usage errors, before anything)."""
+    if terminate and not stored:
+        raise usage("--terminate-at-end is only supported for JetStream subscriptions "
+                    "(--stream or a start flag: --all, --new, --last, --since, "
+                    "--start-sequence, --last-per-subject)")
+    if stored and len(subjects) > 1:
+        raise usage("streams subscribe support only 1 subject")
+    if stored and queue is not None:
+        raise usage("--queue: a JetStream subscription reads what the stream stored; a "
+                    "queue group shares core messages")
 
 
 def _next_of(subscriptions: list[Any]) -> Any:

@@ -381,6 +381,72 @@ def test_sub_follows_messages_across_processes(jl):
     assert list(first) == ["subject", "time", "headers", "data"]
 
 
+def _stored(jl):
+    for subject, body in (("orders.a", "a1"), ("orders.b", "b1"), ("orders.a", "a2"),
+                          ("orders.b", "b2"), ("orders.a", "a3")):
+        ok(jl("pub", subject, body, "-q"))
+
+
+@pytest.mark.parametrize(("args", "said", "bodies"), [
+    # natscli's JetStream subscription: where it starts, -T stops at the end of what is stored
+    (["orders.>", "--all"], "from the first message", ["a1", "b1", "a2", "b2", "a3"]),
+    (["orders.>", "--stream", "ORDERS"], "from the first message",
+     ["a1", "b1", "a2", "b2", "a3"]),
+    (["orders.a", "--all"], "from the first message", ["a1", "a2", "a3"]),
+    (["orders.>", "--last"], "from the last message", ["a3"]),
+    (["orders.b", "--last"], "from the last message", ["b2"]),
+    (["orders.>", "--last-per-subject"], "for the last message per subject", ["b2", "a3"]),
+    (["orders.>", "--start-sequence", "4"], "starting at sequence 4", ["b2", "a3"]),
+    (["orders.>", "--since", "1h"], "since 1h0m0s", ["a1", "b1", "a2", "b2", "a3"]),
+    (["orders.>", "--since", "1s"], "since 1s", []),  # (the manual clock: an hour on)
+    (["orders.>", "--new"], "for new messages", []),
+])
+def test_sub_reads_what_a_stream_stored_as_natscli(jl, args, said, bodies):
+    _stored(jl)
+    jl.clock.advance(3600 * 10**9) if "1s" in args else None
+    res = ok(jl("sub", *args, "-T", "--raw"))
+    assert res.stdout.split() == bodies
+    assert res.stderr == f"Subscribing to stream ORDERS on {args[0]} {said}\n"
+    lines = [json.loads(x) for x in ok(jl("sub", *args, "-T", "-j")).stdout.splitlines()]
+    assert [base64.b64decode(d["data"]).decode() for d in lines] == bodies
+    assert all(list(d) == ["subject", "seq", "time", "headers", "data"] for d in lines)
+
+
+def test_sub_of_a_stream_follows_what_it_stores_next(jl):
+    _stored(jl)
+    follower = _jetlink(jl.data, "sub", "orders.a", "--last", "--count", "3", "--raw")
+    try:
+        assert follower.stderr.readline() == (
+            "Subscribing to stream ORDERS on orders.a from the last message\n")
+        ok(jl("pub", "orders.b", "b3"))
+        ok(jl("pub", "orders.a", "a4"))
+        ok(jl("pub", "orders.a", "a5"))
+        out, err = follower.communicate(timeout=30)
+    finally:
+        follower.kill()
+    assert follower.returncode == 0, err
+    assert out.split() == ["a3", "a4", "a5"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["orders.a", "-T"], "--terminate-at-end is only supported for JetStream subscriptions "
+     "(--stream or a start flag: --all, --new, --last, --since, --start-sequence, "
+     "--last-per-subject)"),
+    (["orders.a", "orders.b", "--all"], "streams subscribe support only 1 subject"),
+    (["orders.a", "--all", "--new"], "--all and --new: a JetStream subscription starts at one "
+     "place: give one of them"),
+    (["nowhere.x", "--all"], "no stream stores subject nowhere.x: give the stream with "
+     "--stream"),
+    (["orders.a", "--all", "--queue", "q"], "--queue: a JetStream subscription reads what the "
+     "stream stored; a queue group shares core messages"),
+])
+def test_sub_of_a_stream_usage_errors(jl, args, message):
+    res = jl("sub", *args)
+    assert (res.exit_code, res.stderr) == (2, f"jetlink: error: {message}\n")
+    res = jl("sub", "orders.a", "--since", "5")  # (a duration's unit, as every flag's)
+    assert res.exit_code == 2 and "--since: '5': missing unit, e.g. 5s" in res.stderr
+
+
 def test_sub_follows_several_subjects_as_natscli(jl):
     """natscli's sub SUBJECT...: one subscription per subject given (twice: each message
     twice), the messages in the order they were published."""

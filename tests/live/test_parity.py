@@ -87,6 +87,15 @@ SCRIPT: list[str] = [
     "stream view ORDERS --count 3",
     "stream view ORDERS --count 2 -j",
     "stream view ORDERS --since 1h --count 1 -j",
+    # natscli's JetStream subscription: what the stream stored, -T ends at its end
+    "sub orders.> --all -T --raw",
+    "sub orders.eu.1 --all -T -j",
+    "sub orders.> --last -T",
+    "sub orders.> --last-per-subject -T --subjects-only",
+    "sub orders.> --start-sequence 20 -T --raw",
+    "sub orders.> --stream ORDERS --new -T",
+    "sub orders.> --stream MISSING --all -T",
+    "sub nowhere.> --all -T",
     "stream view ORDERS --subject orders.us.> -j",
     "stream view DIRECT -j",
     # a message's own Nats-Stream / Nats-Subject... (a RePublish wrote them) read through a
