@@ -29,13 +29,14 @@ POLL_SECONDS = 0.5
 def sub(
     ctx: typer.Context,
     subjects: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             metavar="SUBJECT...",
-            help="Subjects to subscribe to (wildcards allowed; several, as natscli's).",
+            help="Subjects to subscribe to (wildcards allowed; several, as natscli's; with "
+                 "--stream: the stream's messages when none is given).",
             show_default=False,
         ),
-    ],
+    ] = None,
     count: Annotated[
         int | None,
         typer.Option(
@@ -126,6 +127,10 @@ def sub(
         idle_ns = parse_duration_flag(wait, flag="--wait", wait=True)
     from jetlink.core.subjects import invalid_subject, is_valid_subject
 
+    if not subjects:  # natscli: a subject is required, but for a stream's subscription
+        if stream is None:
+            raise usage("subject is required (or --stream STREAM: its messages)")
+        subjects = [">"]
     for subject in subjects:
         if not is_valid_subject(subject):  # the client's refusal, the same on any backend
             raise invalid_subject(subject, literal=False)

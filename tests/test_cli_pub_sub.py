@@ -443,6 +443,15 @@ def test_sub_of_a_stream_follows_what_it_stores_next(jl):
 def test_sub_of_a_stream_usage_errors(jl, args, message):
     res = jl("sub", *args)
     assert (res.exit_code, res.stderr) == (2, f"jetlink: error: {message}\n")
+
+
+def test_sub_needs_a_subject_but_of_a_stream(jl):
+    res = jl("sub")
+    assert (res.exit_code, res.stderr) == (
+        2, "jetlink: error: subject is required (or --stream STREAM: its messages)\n")
+    _stored(jl)  # --stream without a subject: every message of the stream
+    assert ok(jl("sub", "--stream", "ORDERS", "--all", "-T", "--raw")).stdout.split() == [
+        "a1", "b1", "a2", "b2", "a3"]
     res = jl("sub", "orders.a", "--since", "5")  # (a duration's unit, as every flag's)
     assert res.exit_code == 2 and "--since: '5': missing unit, e.g. 5s" in res.stderr
 
