@@ -352,7 +352,9 @@ def test_a_source_topic_created_again_under_its_name_is_not_copied_on(jl, world,
     assert res.exit_code == 1
     assert json.loads(res.stdout)["links"][0]["errors"] == [
         "orders: source topic orders was deleted and created again (another topic id): its "
-        "records are not copied into this mirror"]
+        "records are not copied into this mirror, which fails after "
+        "cluster.link.retry.timeout.ms; to mirror the new topic, delete mirror topic orders "
+        "and create it again, or keep what it holds with mirrors failover"]
     got = doc(east(jl, "topic", "consume", "orders", "--from-beginning", "-j"))
     assert sorted(r["value"] for r in got) == sorted(
         [f"a{i}" for i in range(5)] + [f"b{i}" for i in range(3)])

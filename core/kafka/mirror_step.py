@@ -141,7 +141,10 @@ def _readable(m: MirrorState, li: Any, src: Any, rows: list[tuple], rep: LinkRep
             try:
                 if source_replaced(r, src.describe_topic(r[2])):
                     why = (f"source topic {r[2]} was deleted and created again (another "
-                           "topic id): its records are not copied into this mirror")
+                           "topic id): its records are not copied into this mirror, which "
+                           "fails after cluster.link.retry.timeout.ms; to mirror the new "
+                           f"topic, delete mirror topic {r[0]} and create it again, or keep "
+                           "what it holds with mirrors failover")
             except KafkaError:
                 pass  # gone: the statuses say so (SOURCE_TOPIC_MAY_BE_DELETED)
         if why is None:
