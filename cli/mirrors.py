@@ -390,7 +390,11 @@ def _render_clamps(a: App, clamps: list[Any], dry_run: bool) -> None:
                        f"{c.from_offset} -> {c.to_offset}")
 
 
-def _render_truncate(a: App, res: Any, dry_run: bool) -> None:
+def _render_truncate(a: App, res: Any, dry_run: bool, link: str = "") -> None:
+    if getattr(res, "already_done", False):
+        output.line(a, f"Topic {res.mirror_topic_name} is already a mirror through link "
+                       f"{link} (restored by an earlier run): nothing left to do")
+        return
     for p in res.partitions:
         verb = "would be truncated" if dry_run else "truncated"
         output.line(a, f"Topic {res.mirror_topic_name} partition {p['partition']}: "
@@ -421,7 +425,7 @@ def truncate_and_restore(
     """
     app = App.of(ctx)
     res = _mirrors(app).truncate_and_restore(topic, link, dry_run=dry_run)
-    app.emit(res.to_json(), human=lambda a, _d: _render_truncate(a, res, dry_run))
+    app.emit(res.to_json(), human=lambda a, _d: _render_truncate(a, res, dry_run, link))
 
 
 def _reverse(ctx: typer.Context, topic: str, link: str, dry_run: bool, *, paused: bool

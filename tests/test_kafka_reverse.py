@@ -473,6 +473,25 @@ def test_a_dry_run_changes_no_byte(cli, args):
     assert data_dir_bytes(cli.data) == before
 
 
+def test_truncate_and_restore_run_again_is_done_not_refused(cli):
+    """Every DR verb can be run again (a run killed after its transaction, or one that
+    finished): the topic is the mirror through the link the verb makes, nothing is left to
+    do, exit 0, nothing changed; a mirror through another link stays Kafka's refusal."""
+    ok(cli("--cluster", "east", "mirrors", "failover", "orders", "--link", "L"))
+    first = ok(cli("--cluster", "west", "mirrors", "truncate-and-restore", "orders",
+                   "--link", "L"))
+    assert "messages truncated" in first.stdout
+    before = data_dir_bytes(cli.data)
+    again = ok(cli("--cluster", "west", "mirrors", "truncate-and-restore", "orders",
+                   "--link", "L"))
+    assert again.stdout == ("Topic orders is already a mirror through link L (restored by an "
+                            "earlier run): nothing left to do\n")
+    assert json.loads(ok(cli("--cluster", "west", "mirrors", "truncate-and-restore", "orders",
+                             "--link", "L", "-j")).stdout) == {
+        "mirror_topic_name": "orders", "partitions": [], "clamps": [], "already_done": True}
+    assert data_dir_bytes(cli.data) == before
+
+
 @pytest.mark.parametrize("kafka", [
     ["--reverse-and-pause"], ["--reverse-and-pause-mirror"]])
 @pytest.mark.parametrize("extra", [[], ["-j"], ["--dry-run"]])

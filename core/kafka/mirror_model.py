@@ -283,6 +283,9 @@ class TruncateResult:
     partitions: list[dict[str, int]]  # {partition, messages_truncated, offset_truncated_to}
     mirror_status: str | None = None
     clamps: list[OffsetClamp] = field(default_factory=list)
+    # a run again after the topic was restored (a finished run, or one killed after its
+    # transaction): nothing left to do, said so (every DR verb may be run again)
+    already_done: bool = False
 
     @property
     def messages_truncated(self) -> int:
@@ -294,6 +297,8 @@ class TruncateResult:
         if self.mirror_status is not None:
             out["mirror_status"] = self.mirror_status
         out["clamps"] = [c.to_json() for c in self.clamps]
+        if self.already_done:
+            out["already_done"] = True
         return out
 
 

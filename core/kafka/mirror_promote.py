@@ -420,11 +420,15 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
                           f"{m.cluster}, then jetlink --cluster {li.source_cluster} mirrors "
                           f"truncate-and-restore {source_topic} --link {link}")
         raise err
-    stopped = _stopped_at(m, other, rows[0], topic)
     mine = m.kafka.describe_topic(topic)
+    if mine.mirror_link == link and any(r[2] == source_topic for r in m._rows(link, topic)):
+        # restored by an earlier run (finished, or killed after its transaction): the
+        # mirror of that topic through that link is what the verb makes; nothing is left
+        return TruncateResult(topic, [], already_done=True)
     if mine.mirror_link:
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
                          field="topic")
+    stopped = _stopped_at(m, other, rows[0], topic)
     parts = _truncation(m, topic, stopped)
     clamps = _truncation_clamps(m, topic, parts)
     if dry_run:
