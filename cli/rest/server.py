@@ -1089,6 +1089,9 @@ def truncate_and_restore_mirrors(call: Call) -> tuple[int, Any]:
     for name in names:
         try:
             restored = m.truncate_and_restore(name, link, dry_run=dry_run)
+            if restored.already_done:  # (the API answers a mirror topic as Kafka does;
+                # jetlink's verb reports a re-run done)
+                raise KafkaError("INVALID_REQUEST", f"Topic '{name}' is already a mirror topic")
         except KafkaError as err:
             data.append(_refused(call, m, link, name, err))
             continue
