@@ -13,7 +13,7 @@ Expanding them is the client's job in natscli as well, so it lives in the CLI
 (cli/pub_templates.py).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 import typer
@@ -23,6 +23,7 @@ from jetlink.cli import pub_fast as PF
 from jetlink.cli import pub_schedule as PS
 from jetlink.cli.app import App
 from jetlink.cli.common import check_write_count, now_ns, open_jetstream, usage
+from jetlink.cli.console import PROG
 from jetlink.cli.options import DURATION, JsonOption
 from jetlink.cli.output import to_doc
 from jetlink.cli.pub_templates import TemplateError, expand, new_batch_id
@@ -328,40 +329,68 @@ def _publish_lines(app: App, subject: str, pairs: list[tuple[str, str]], templat
                    count: int, *, core: bool, quiet: bool, pause: float) -> None:
     """natscli's ``--send-on newline``: each line of stdin (its line end taken off) is a
     body, published (``count`` times) as soon as it is read, until stdin ends; an empty
-    last line publishes nothing. Each publish is said as it is acknowledged; with --json
-    one document at the end: every publish's result."""
-    import sys
-
+    last line publishes nothing. A line refused (the stream full, too long...) is said,
+    "Could not publish message: ...", and the next lines go on, as natscli's; exit status
+    1 when one was. With --json one document at the end: every publish's result, a refused
+    line's ``{"line", "error"}`` in its place."""
     from jetlink.core.limits import MAX_PAYLOAD
 
     if output.is_interactive():
         output.notice(app, "Reading payload lines from STDIN")
-    stream = getattr(sys.stdin, "buffer", None)
     js = open_jetstream(app)
     results: list[dict[str, Any]] = []
+    failed = n = 0
     try:
-        while True:
-            raw = stream.readline(MAX_PAYLOAD + 2) if stream is not None else \
-                sys.stdin.readline().encode("utf-8", "surrogateescape")
-            if not raw:
-                break
-            line = raw[:-1] if raw.endswith(b"\n") else raw
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if len(line) > MAX_PAYLOAD:
-                raise usage(f"a line of stdin is longer than {MAX_PAYLOAD:,} bytes (the largest "
-                            "payload, max_payload)")
-            text = line.decode("utf-8", errors="surrogateescape")
-            check_write_count(app, count, message_bytes(subject, text, pairs))
-            message = _message_maker(app, subject, text, pairs, templates)
-            each = not app.json and not quiet
-            if core:
-                _publish_core(app, js, message, count, each, results, pause)
-            else:
-                _publish_stored(app, js, message, count, each, results, pause)
+        for n, line in enumerate(_stdin_lines(MAX_PAYLOAD), 1):
+            try:
+                if line is None:
+                    raise JetlinkError(f"line {n} of stdin is longer than {MAX_PAYLOAD:,} bytes "
+                                       "(the largest payload, max_payload)", field="body")
+                text = line.decode("utf-8", errors="surrogateescape")
+                check_write_count(app, count, message_bytes(subject, text, pairs))
+                message = _message_maker(app, subject, text, pairs, templates)
+                each = not app.json and not quiet
+                if core:
+                    _publish_core(app, js, message, count, each, results, pause)
+                else:
+                    _publish_stored(app, js, message, count, each, results, pause)
+            except JetlinkError as err:
+                failed += 1
+                if app.json:
+                    results.append({"line": n, **err.to_dict()})
+                else:
+                    output.notice(app, f"Could not publish message: {output.error_text(err)}")
     finally:
         if app.json:  # (also when interrupted: what was published)
             output.print_json([r for r in results if r is not None])
+    if failed:
+        if not app.json:
+            output.notice(app, f"{PROG}: error: {failed} of {n} lines were not published (each "
+                               "said above)")
+        raise typer.Exit(1)
+
+
+def _stdin_lines(limit: int) -> Iterator[bytes | None]:
+    """stdin's lines as they come, without their line ends (``\\n``, ``\\r\\n``); a line
+    longer than ``limit`` bytes is read to its end and given as None."""
+    import sys
+
+    stream = getattr(sys.stdin, "buffer", None)
+    while True:
+        raw = stream.readline(limit + 2) if stream is not None else \
+            sys.stdin.readline().encode("utf-8", "surrogateescape")
+        if not raw:
+            return
+        too_long = False
+        while not raw.endswith(b"\n") and len(raw) > limit + 1 and stream is not None:
+            too_long = True  # (the rest of the line read and dropped, a chunk at a time)
+            raw = stream.readline(limit + 2)
+            if not raw:
+                break
+        line = raw[:-1] if raw.endswith(b"\n") else raw
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        yield None if too_long or len(line) > limit else line
 
 
 def _message_maker(app: App, subject: str, body_text: str, pairs: list[tuple[str, str]],

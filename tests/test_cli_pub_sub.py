@@ -213,6 +213,27 @@ def test_pub_send_on_newline_publishes_each_line_of_stdin(jl):
     assert [r["seq"] for r in out] == [5, 6, 7, 8]
     assert ok(jl("pub", "orders.new", "--send-on", "newline", "--core", input="x\n")
               ).stdout == 'Published 1 bytes to "orders.new"\n'
+    # a line refused is said and the next ones go on (natscli's); exit 1, one JSON document
+    ok(jl("stream", "add", "FULL", "--subjects", "full.>", "--max-msgs", "2", "--discard", "new",
+          "--defaults"))
+    res = jl("pub", "full.a", "--send-on", "newline", input="f1\nf2\nf3\n" + "x" * 1_048_577 +
+             "\nf5\n")
+    assert res.exit_code == 1
+    assert res.stdout == ("Stored in Stream: FULL Sequence: 1\n"
+                          "Stored in Stream: FULL Sequence: 2\n")
+    assert res.stderr == (
+        "Could not publish message: maximum messages exceeded (10077): max_msgs = 2 (discard "
+        "new): the stream holds 2\n"
+        "Could not publish message: line 4 of stdin is longer than 1,048,576 bytes (the largest "
+        "payload, max_payload)\n"
+        "Could not publish message: maximum messages exceeded (10077): max_msgs = 2 (discard "
+        "new): the stream holds 2\n"
+        "jetlink: error: 3 of 5 lines were not published (each said above)\n")
+    res = jl("pub", "full.a", "--send-on", "newline", "-j", input="g1\n")
+    assert res.exit_code == 1
+    assert json.loads(res.stdout) == [{"line": 1, "error": {
+        "code": 503, "err_code": 10077, "description": "maximum messages exceeded"},
+        "stream": "FULL", "seq": 0}]
     for args in (["body"], ["--atomic"], ["--fast"]):
         res = jl("pub", "orders.new", "--send-on", "newline", *args, input="x\n")
         assert (res.exit_code, res.stderr) == (2, (

@@ -423,6 +423,10 @@ class LiveConnection:
                 raise LiveError(f"{doing or 'a request'}: {denied}") from None
             raise self._describe(exc, doing) from None
 
+    def errors_seen(self) -> int:
+        """How many errors the connection was told of so far (:meth:`denied_since`'s mark)."""
+        return len(self._errors)
+
     def denied_since(self, seen: int = 0, subject: str | None = None) -> str | None:
         """The server's permissions violation among the errors reported after the first
         ``seen`` (nats-py hands the server's ``-ERR 'Permissions Violation for Publish to

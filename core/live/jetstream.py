@@ -479,6 +479,18 @@ class LiveJetStream(LiveConsumers):
         from ..subjects import disjoint_groups
 
         found: dict[int, LiveMsg] = {}
+        if self.stream_info(name).config.retention == "workqueue":
+            # (it takes no consumer without acks: each subject's last by STREAM.MSG.GET)
+            for pattern in list(patterns) or [">"]:
+                for subject in self.subjects(name, pattern):
+                    try:
+                        msg = self.get_msg(name, last_by_subj=subject)
+                    except ApiError as err:
+                        if err.err_code != 10037:  # (gone since it was listed)
+                            raise
+                        continue
+                    found[msg.seq] = msg
+            return [found[seq] for seq in sorted(found)]
         # a consumer's filters may not overlap (10138): one consumer per group of them
         for group in disjoint_groups(list(patterns)) or [[]]:
             for msg in self._consumer_messages(
@@ -848,7 +860,14 @@ class LiveJetStream(LiveConsumers):
         if not is_valid_publish_subject(subject):
             raise invalid_subject(subject)
         _check_limits(subject, data, headers, None)
+        seen = self.conn.errors_seen()
         self.conn.publish(subject, bytes(data), headers=headers)
+        # flushed, as natscli's pub flushes each message and then asks for the connection's
+        # last error: the server's -ERR for a publish it denies comes before its PONG
+        self.conn.flush()
+        denied = self.conn.denied_since(seen, subject)
+        if denied is not None:
+            raise LiveError(f"publish to {clip(subject)}: {denied}")
         self._core_published = True
 
     def subscribe(self, subject: str, *, queue: str = "") -> LiveCoreSubscription:

@@ -43,6 +43,14 @@ def test_a_denied_request_names_the_permission_not_the_cluster(perms):
             f'permissions violation: the server does not let this user publish to "{subject}" '
             "(its publish permissions; nothing was done)\n"), res.stderr
     assert ok(jl(perms, "admin", "stream", "info", "DELME", "-j"))  # still there
+    # a core publish too: flushed, as natscli's, and the server's -ERR asked for
+    res = jl(perms, "ro", "pub", "other.x", "hi", "--core")
+    assert (res.exit_code, res.stdout) == (1, "")
+    assert res.stderr == (
+        'jetlink: error: publish to other.x: permissions violation: the server does not let '
+        'this user publish to "other.x" (its publish permissions; nothing was done)\n')
+    assert ok(jl(perms, "ro", "pub", "orders.x", "hi", "--core")).stdout == (
+        'Published 2 bytes to "orders.x"\n')
     res = jl(perms, "nosub", "stream", "ls")
     assert res.exit_code == 1 and "permissions violation: the server does not let this user " \
         'subscribe to "_inbox.' in res.stderr, res.stderr

@@ -96,6 +96,13 @@ SCRIPT: list[str] = [
     "sub orders.> --stream ORDERS --new -T",
     "sub orders.> --stream MISSING --all -T",
     "sub nowhere.> --all -T",
+    "stream add SUBWQ --subjects subwq.> --retention work --defaults -j",
+    "pub subwq.a x1 -q",
+    "pub subwq.b x2 -q",
+    "sub subwq.b --last -T --raw",  # (a work-queue stream takes no consumer without acks)
+    "sub subwq.> --last-per-subject -T --raw",
+    "sub subwq.> --all -T --raw",
+    "stream rm SUBWQ -f",
     "stream view ORDERS --subject orders.us.> -j",
     "stream view DIRECT -j",
     # a message's own Nats-Stream / Nats-Subject... (a RePublish wrote them) read through a
