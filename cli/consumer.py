@@ -1072,6 +1072,15 @@ def copy(
     app.emit(to_doc(info), human=render_info)
 
 
+# jsm.go's AckPolicy.String(), what natscli prints
+_ACK_TITLES = {"none": "None", "all": "All", "explicit": "Explicit",
+               "flow_control": "Flow Control"}
+
+
+def ack_title(policy: str) -> str:
+    return _ACK_TITLES.get(policy, "Unknown Acknowledgement Policy")
+
+
 @consumer_app.command("ls")
 def ls(
     ctx: typer.Context,
@@ -1268,7 +1277,7 @@ def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages:
         rows.append([
             i["name"],
             "Push" if cfg.get("deliver_subject") else "Pull",
-            str(cfg.get("ack_policy", "explicit")).capitalize(),
+            ack_title(str(cfg.get("ack_policy", "explicit"))),
             format_duration(int(cfg.get("ack_wait", 0))) if raw
             else output.since(cfg.get("ack_wait", 0)),
             num(i.get("num_ack_pending", 0)),
@@ -1400,7 +1409,7 @@ def _config_rows(cols: output.Columns, cfg: dict[str, Any], doc: dict[str, Any])
         cols.row("Deliver Policy", _DELIVER_TITLES.get(policy, policy))
     cols.row("Deliver Queue Group", cfg.get("deliver_group", ""),
              push and bool(cfg.get("deliver_group")))
-    cols.row("Ack Policy", ack.capitalize())
+    cols.row("Ack Policy", ack_title(ack))
     cols.row("Ack Wait", output.since(cfg.get("ack_wait", 0)), ack != "none")
     cols.row("Replay Policy", cfg.get("replay_policy", "instant").capitalize())
     max_deliver = cfg.get("max_deliver", -1)

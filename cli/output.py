@@ -410,13 +410,33 @@ def cluster_cell(cluster: Mapping[str, Any] | None) -> str:
     ``!``, sorted; "" for none."""
     if not cluster:
         return ""
-    names = []
+    peers: list[tuple[str, str]] = []  # (name, mark)
     if cluster.get("leader"):
-        names.append(f"{cluster['leader']}*")
+        peers.append((str(cluster["leader"]), "*"))
     for peer in cluster.get("replicas") or []:
         bad = peer.get("offline") or not peer.get("current")
-        names.append(f"{peer.get('name', '')}{'!' if bad else ''}")
-    return ", ".join(sorted(names))
+        peers.append((str(peer.get("name", "")), "!" if bad else ""))
+    short = compact_names([name for name, _mark in peers])
+    return ", ".join(sorted(f"{name}{mark}" for name, (_n, mark) in zip(short, peers,
+                                                                         strict=True)))
+
+
+def compact_names(names: Sequence[str]) -> list[str]:
+    """natscli's CompactStrings: the dot-separated parts all names share (a domain) cut off
+    their ends (``nats1.east.example.com`` and ``nats2.east.example.com``: ``nats1``,
+    ``nats2``). As it does: the parts compared by their place from the start, from the
+    shortest name's last down to its second (the first is always kept), and what they
+    spell trimmed off each name's end where it ends so."""
+    if not names:
+        return []
+    parts = [n.split(".") for n in names]
+    shortest = min(len(p) for p in parts)
+    suffix = ""
+    for i in range(shortest - 1, 0, -1):
+        if any(p[i] != parts[0][i] for p in parts):
+            break
+        suffix = "." + parts[0][i] + suffix
+    return [n[:-len(suffix)] if suffix and n.endswith(suffix) else n for n in names]
 
 
 def replica_row(peer: Mapping[str, Any]) -> str:

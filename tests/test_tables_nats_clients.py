@@ -16,8 +16,9 @@ import json
 
 import pytest
 
+from jetlink.cli.consumer import ack_title
 from jetlink.cli.kv_get import printable
-from jetlink.cli.output import cluster_cell, since
+from jetlink.cli.output import cluster_cell, compact_names, since
 from jetlink.cli.pub import expand, parse_headers
 from jetlink.cli.stream_flags import parse_size, split_subjects
 from jetlink.core.config.kv import (
@@ -573,6 +574,41 @@ CLUSTERS = [
 @pytest.mark.parametrize(("cluster", "cell"), CLUSTERS)
 def test_natscli_render_cluster(cluster, cell):
     assert cluster_cell(cluster) == cell
+
+
+_SVC = "broker-broker-ss.choria.svc.cluster.local"
+
+
+# natscli internal/util/util_test.go TestCompactStrings, and renderCluster's use of it
+@pytest.mark.parametrize(("names", "short"), [
+    ([f"broker-broker-{n}.{_SVC}" for n in (2, 0, 1)],
+     ["broker-broker-2", "broker-broker-0", "broker-broker-1"]),
+    ([f"broker-broker-{n}.{_SVC}{m}" for n, m in ((2, 1), (0, 2), (1, 3))],
+     [f"broker-broker-{n}.{_SVC}{m}" for n, m in ((2, 1), (0, 2), (1, 3))]),
+    ([f"broker-broker-2.{_SVC}", f"broker-broker-0.{_SVC}",
+      "broker-broker-1.broker-broker-ss.other.svc.cluster.local"],
+     ["broker-broker-2.broker-broker-ss.choria", "broker-broker-0.broker-broker-ss.choria",
+      "broker-broker-1.broker-broker-ss.other"]),
+    (["a.x.com", "b.com"], ["a.x.com", "b.com"]),  # (parts compared by place from the start)
+    ([], []),
+])
+def test_natscli_compact_strings(names, short):
+    assert compact_names(names) == short
+
+
+def test_render_cluster_compacts_the_servers_names():
+    cluster = {"leader": "nats1.east.example.com", "replicas": [
+        {"name": "nats3.east.example.com", "current": True},
+        {"name": "nats2.east.example.com", "current": False}]}
+    assert cluster_cell(cluster) == "nats1*, nats2!, nats3"
+
+
+# jsm.go api/consumers.go AckPolicy.String()
+@pytest.mark.parametrize(("policy", "title"), [
+    ("none", "None"), ("all", "All"), ("explicit", "Explicit"),
+    ("flow_control", "Flow Control"), ("odd", "Unknown Acknowledgement Policy")])
+def test_jsm_ack_policy_titles(policy, title):
+    assert ack_title(policy) == title
 
 
 # == orbit.go counters ===========================================================================
