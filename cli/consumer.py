@@ -1253,9 +1253,27 @@ def report(
     app = App.of(ctx)
     js = open_jetstream(app)
     messages = int((to_doc(js.stream_info(stream)).get("state") or {}).get("messages", 0))
-    infos = sorted((to_doc(i) for i in js.consumers(stream)), key=lambda i: i["name"])
-    app.emit(infos, human=lambda a, d: _render_report(a, stream, d, messages, raw=raw,
-                                                       leaders=leaders))
+    listing = js.consumers(stream)
+    # the consumers the server did not reach (a placeholder entry with no name or state):
+    # no row, listed apart after the report, as natscli's renderMissing
+    gone = set(listing.missing)
+    docs = [to_doc(i) for i in listing]
+    for d in docs:  # an offline consumer's entry has no name, its config has it (as ls)
+        if not d.get("name"):
+            d["name"] = (d.get("config") or {}).get("name") or \
+                (d.get("config") or {}).get("durable_name") or ""
+    infos = sorted((d for d in docs if d["name"] and d["name"] not in gone),
+                   key=lambda i: i["name"])
+    from jetlink.cli.stream import render_inaccessible
+
+    def human(a: App, d: list[dict[str, Any]]) -> None:
+        _render_report(a, stream, d, messages, raw=raw, leaders=leaders)
+        render_inaccessible(a, "consumer", sorted(gone), after_table=True)
+
+    app.emit(infos, human=human)
+    if app.json and gone:
+        output.notice(app, f"jetlink: warning: not reached (their servers did not answer), "
+                           f"not in the report: {', '.join(sorted(gone))}")
 
 
 def _render_report(app: App, stream: str, infos: list[dict[str, Any]], messages: int, *,

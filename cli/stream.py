@@ -934,10 +934,16 @@ def report(
     """
     app = App.of(ctx)
     js = open_jetstream(app)
-    infos = [to_doc(i) for i in js.streams()]
+    listing = js.streams()
+    # the streams the server did not reach: no row (a page's placeholder holds no state),
+    # listed apart after the report, as natscli's renderMissing
+    gone = set(listing.missing)
+    infos = [to_doc(i) for i in listing]
+    infos = [i for i in infos if i["config"]["name"] not in gone]
     if subject:
         wanted = set(js.stream_names(subject))
         infos = [i for i in infos if i["config"]["name"] in wanted]
+        gone &= wanted
     if in_cluster:  # natscli's reportLimitCluster: a stream with no cluster information stays
         _check_cluster_filter(infos, in_cluster, "report")
         infos = [i for i in infos if not isinstance(i.get("cluster"), dict)
@@ -954,7 +960,15 @@ def report(
     else:
         key = "bytes"
     stats.sort(key=lambda s: (s[key], s["stream"]))
-    app.emit(stats, human=lambda a, d: render_report(a, d, raw=raw, leaders=leaders))
+
+    def human(a: App, d: list[dict[str, Any]]) -> None:
+        render_report(a, d, raw=raw, leaders=leaders)
+        render_inaccessible(a, "stream", sorted(gone), after_table=True)
+
+    app.emit(stats, human=human)
+    if app.json and gone:
+        output.notice(app, f"jetlink: warning: not reached (their servers did not answer), "
+                           f"not in the report: {', '.join(sorted(gone))}")
 
 
 def _check_cluster_filter(infos: list[dict[str, Any]], value: str, verb: str) -> None:

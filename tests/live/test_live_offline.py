@@ -6,6 +6,7 @@ and `consumer rm -f` remove them, as natscli's --force does."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -69,6 +70,21 @@ def test_an_offline_stream_and_consumer_are_removed_with_force(live_cluster, tmp
         assert r.stderr == ("jetlink: warning: 1 stream was not reached (its servers did not "
                             "answer): listed as inaccessible, with no state (not none "
                             "stored)\n")
+        # the reports: no row without state for it, named apart (natscli's renderMissing)
+        r = _jetlink(tmp_path, other.url, "stream", "report")
+        assert r.returncode == 0, r.stderr
+        report, _, gone = r.stdout.partition("Inaccessible Streams")
+        assert f" {stream} " in gone and f" {stream} " not in report, r.stdout
+        assert " OFFR3 " in report, r.stdout
+        r = _jetlink(tmp_path, other.url, "stream", "report", "-j")
+        assert stream not in [s["stream"] for s in json.loads(r.stdout)], r.stdout
+        assert r.stderr == (f"jetlink: warning: not reached (their servers did not answer), "
+                            f"not in the report: {stream}\n")
+        r = _jetlink(tmp_path, other.url, "consumer", "report", "OFFR3")
+        assert r.returncode == 0, r.stderr
+        report, _, gone = r.stdout.partition("Inaccessible Consumers")
+        assert f" {consumer} " in gone and f" {consumer} " not in report, r.stdout
+        assert not re.search(r"^│\s+│", report, re.M), r.stdout  # (no row without a name)
         r = _jetlink(tmp_path, other.url, "consumer", "ls", "OFFR3", "-j")
         assert consumer in json.loads(r.stdout) and "" not in json.loads(r.stdout), r.stdout
         r = _jetlink(tmp_path, other.url, "consumer", "ls", "OFFR3")
