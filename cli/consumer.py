@@ -1247,8 +1247,9 @@ def report(
     Consumer, Mode, Ack Policy, Ack Wait, Ack Pending, Redelivered, Unprocessed (and its
     share of the stream's messages), Ack Floor, API Level and Cluster (the leader marked *,
     a replica behind or offline !); --leaders: the RAFT Leader Report (per server: its
-    cluster, the consumers it leads, their share as stars). With --json: the list of
-    ConsumerInfo documents.
+    cluster, the consumers it leads, their share as stars). Consumers a live server did not
+    reach are listed apart after it (Inaccessible Consumers, natscli's; with --json a
+    warning on stderr). With --json: the list of ConsumerInfo documents.
     """
     app = App.of(ctx)
     js = open_jetstream(app)

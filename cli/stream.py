@@ -928,7 +928,8 @@ def report(
     server: its cluster, the streams it leads, their share as stars). --cluster keeps the
     streams of that cluster and those with no cluster information, as natscli's; where no
     stream names a cluster (the embedded engine) it is refused: jetlink's --cluster goes
-    before the command. With
+    before the command. Streams a live server did not reach are listed apart after it
+    (Inaccessible Streams, natscli's; with --json a warning on stderr). With
     --json: a list of {stream, storage, placement, consumers, messages, bytes, lost:
     {msgs, bytes}, deleted, api_level, replicas, cluster, mirror?, sources?}.
     """
