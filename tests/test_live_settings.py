@@ -778,7 +778,7 @@ def test_a_backend_says_how_a_command_line_reaches_where_it_acts(tmp_path):
 @pytest.mark.parametrize(("kw", "said"), [
     # the one identity sent (a user, else creds, else an nkey), as the connection picks it
     ({"user": "u", "password": "p", "creds": "/c", "nkey": "/n"}, "--user, --password"),
-    ({"user": "u", "nkey": "/n"}, "--user"),
+    ({"user": "u", "nkey": "/n"}, "--user (without a password: sent as a token)"),
     ({"creds": "/c", "nkey": "/n"}, "--creds"),
     ({"nkey": "/n", "token": "t"}, "the token, --nkey"),
     ({}, "--user/--password, --creds or --nkey (none was given)"),
@@ -789,3 +789,18 @@ def test_an_authorization_failure_names_the_credentials_sent_only(kw, said):
 
     target = ServerTarget(("nats://127.0.0.1:1",), **kw)
     assert _credentials_from(target) == said
+
+
+@pytest.mark.parametrize(("verb", "doing"), [
+    ("STREAM.INFO.ORDERS", "STREAM.INFO ORDERS"),
+    ("STREAM.MSG.GET.KV_C", "STREAM.MSG.GET KV_C"),
+    ("STREAM.LEADER.STEPDOWN.S", "STREAM.LEADER.STEPDOWN S"),
+    ("CONSUMER.MSG.NEXT.S.C", "CONSUMER.MSG.NEXT S.C"),
+    ("CONSUMER.INFO.S.C", "CONSUMER.INFO S.C"),
+    ("STREAM.LIST", "STREAM.LIST"),
+    ("INFO", "INFO"),
+])
+def test_what_a_failed_api_request_was_doing(verb, doing):
+    from jetlink.core.live.client import verb_doing
+
+    assert verb_doing(verb) == doing

@@ -318,6 +318,8 @@ def _credentials_from(target: ServerTarget) -> str:
     given = [_given(opt, sources.get(fld)) for fld, opt in used]
     if in_url:
         given.append("the user and password (or token) in the server URL")
+    if identity == "user" and not target.password:
+        given[0] += " (without a password: sent as a token)"
     return ", ".join(given)
 
 
@@ -836,11 +838,18 @@ class LiveSubscription:
             pass
 
 
+# the API verbs of three tokens (STREAM.MSG.GET, STREAM.PEER.REMOVE, STREAM.LEADER.STEPDOWN,
+# CONSUMER.MSG.NEXT, CONSUMER.DURABLE.CREATE...): their second token
+_THREE_TOKEN_VERBS = frozenset({"MSG", "PEER", "LEADER", "DURABLE"})
+
+
 def verb_doing(verb: str) -> str:
-    """``STREAM.INFO.ORDERS`` -> ``STREAM.INFO ORDERS`` (what a failure says it was doing)."""
+    """``STREAM.INFO.ORDERS`` -> ``STREAM.INFO ORDERS``, ``STREAM.MSG.GET.ORDERS`` ->
+    ``STREAM.MSG.GET ORDERS`` (what a failure says it was doing)."""
     parts = verb.split(".")
-    if len(parts) > 2:
-        return f"{parts[0]}.{parts[1]} {'.'.join(parts[2:])}"
+    n = 3 if len(parts) > 3 and parts[1] in _THREE_TOKEN_VERBS else 2
+    if len(parts) > n:
+        return f"{'.'.join(parts[:n])} {'.'.join(parts[n:])}"
     return verb
 
 
