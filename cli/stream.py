@@ -918,6 +918,9 @@ def report(
         help="Limit the report to streams within this cluster (its name).")] = None,
     leaders: Annotated[bool, typer.Option(
         "--leaders", "-l", help="Show how many stream leaders each server holds.")] = False,
+    dot: Annotated[Path | None, typer.Option(
+        "--dot", metavar="FILE", dir_okay=False, show_default=False,
+        help="Write a GraphViz graph of the replication topology to FILE.")] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Report statistics of every stream.
@@ -929,7 +932,9 @@ def report(
     streams of that cluster and those with no cluster information, as natscli's; where no
     stream names a cluster (the embedded engine) it is refused: jetlink's --cluster goes
     before the command. Streams a live server did not reach are listed apart after it
-    (Inaccessible Streams, natscli's; with --json a warning on stderr). With
+    (Inaccessible Streams, natscli's; with --json a warning on stderr). --dot FILE writes
+    the replication topology as a GraphViz digraph (natscli's; only when a stream mirrors
+    or sources). With
     --json: a list of {stream, storage, placement, consumers, messages, bytes, lost:
     {msgs, bytes}, deleted, api_level, replicas, cluster, mirror?, sources?}.
     """
@@ -961,6 +966,11 @@ def report(
     else:
         key = "bytes"
     stats.sort(key=lambda s: (s[key], s["stream"]))
+    graph = replication_dot(infos)
+    if dot is not None and graph is not None:  # (natscli's: written when there is replication)
+        from jetlink.core.outfile import write_output
+
+        write_output(dot, graph, new_mode=0o600)
 
     def human(a: App, d: list[dict[str, Any]]) -> None:
         render_report(a, d, raw=raw, leaders=leaders)
@@ -970,6 +980,49 @@ def report(
     if app.json and gone:
         output.notice(app, f"jetlink: warning: not reached (their servers did not answer), "
                            f"not in the report: {', '.join(sorted(gone))}")
+
+
+def replication_dot(infos: list[dict[str, Any]]) -> str | None:
+    """natscli's ``stream report --dot``: the mirrors and sources of ``infos`` (StreamInfo
+    documents) as a GraphViz digraph labelled "Stream Replication Structure": a blue edge
+    labelled Mirror from a mirror's origin, a green one from each source, labelled with its
+    filter (or its one transform, ``SRC to DEST``); None when no stream mirrors or sources."""
+    ids: dict[str, str] = {}
+    nodes: list[str] = []
+    edges: list[str] = []
+
+    def node(name: str) -> str:
+        if name not in ids:
+            ids[name] = f"n{len(ids) + 1}"
+            nodes.append(f"\t{ids[name]}[label={_dot_text(name)}];")
+        return ids[name]
+
+    for info in infos:
+        cfg = info.get("config") or {}
+        name = str(cfg.get("name", ""))
+        for source in cfg.get("sources") or []:
+            here, there = node(name), node(str(source.get("name", "")))
+            attrs = ['color="green"']
+            transforms = source.get("subject_transforms") or []
+            if source.get("filter_subject") and not transforms:
+                attrs.append(f"label={_dot_text(source['filter_subject'])}")
+            elif len(transforms) == 1:  # (natscli labels it only beside a filter, which
+                # a source with transforms can not have: 10144)
+                attrs.append("label=" + _dot_text(f"{transforms[0].get('src', '')} to "
+                                                  f"{transforms[0].get('dest', '')}"))
+            edges.append(f"\t{there}->{here}[{','.join(attrs)}];")
+        if cfg.get("mirror"):
+            here, there = node(name), node(str(cfg["mirror"].get("name", "")))
+            edges.append(f'\t{there}->{here}[color="blue",label="Mirror"];')
+    if not edges:
+        return None
+    return "\n".join(["digraph  {", '\tlabel="Stream Replication Structure";', "",
+                      *nodes, *edges, "}", ""])
+
+
+def _dot_text(text: str) -> str:
+    """A DOT string literal (quotes and backslashes escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _check_cluster_filter(infos: list[dict[str, Any]], value: str, verb: str) -> None:

@@ -1667,3 +1667,28 @@ def test_no_select_is_accepted_and_changes_nothing(jl):
                  ("consumer", "state", "ORDERS", "C")):
         plain, picked = ok(jl(*args, "-j")), ok(jl(*args, "--no-select", "-j"))
         assert json.loads(picked.stdout) == json.loads(plain.stdout), args
+
+
+def test_report_dot_writes_the_replication_graph_as_natscli(jl, tmp_path):
+    """natscli's stream report --dot FILE: a digraph of the mirrors (blue, "Mirror") and
+    sources (green, labelled with the filter or its one transform); no file without any."""
+    out = tmp_path / "r.dot"
+    orders(jl)
+    ok(jl("stream", "report", "--dot", str(out)))
+    assert not out.exists()
+    ok(jl("stream", "add", "EVENTS", "--subjects", "events.*", "--defaults"))
+    ok(jl("stream", "add", "M", "--mirror", "ORDERS", "--defaults"))
+    cfg = tmp_path / "s.json"
+    cfg.write_text(json.dumps({"name": "S", "sources": [
+        {"name": "ORDERS", "filter_subject": "orders.new"},
+        {"name": "EVENTS",
+         "subject_transforms": [{"src": "events.*", "dest": "copy.{{wildcard(1)}}"}]}]}))
+    ok(jl("stream", "add", "--config", str(cfg)))
+    ok(jl("stream", "report", "--dot", str(out)))
+    assert out.read_text() == (
+        'digraph  {\n\tlabel="Stream Replication Structure";\n\n'
+        '\tn1[label="M"];\n\tn2[label="ORDERS"];\n\tn3[label="S"];\n\tn4[label="EVENTS"];\n'
+        '\tn2->n1[color="blue",label="Mirror"];\n'
+        '\tn2->n3[color="green",label="orders.new"];\n'
+        '\tn4->n3[color="green",label="events.* to copy.{{wildcard(1)}}"];\n}\n')
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
