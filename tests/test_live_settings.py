@@ -782,12 +782,18 @@ def test_a_backend_says_how_a_command_line_reaches_where_it_acts(tmp_path):
     ({"creds": "/c", "nkey": "/n"}, "--creds"),
     ({"nkey": "/n", "token": "t"}, "the token, --nkey"),
     ({}, "--user/--password, --creds or --nkey (none was given)"),
+    # a URL's user part wins over the options (nats.go's connectProto), a creds file is sent
+    ({"servers": ("nats://u:p@127.0.0.1:1",), "user": "x", "password": "y", "nkey": "/n"},
+     "the user and password (or token) in the server URL"),
+    ({"servers": ("nats://t@127.0.0.1:1",), "creds": "/c"},
+     "--creds, the user and password (or token) in the server URL"),
 ])
 def test_an_authorization_failure_names_the_credentials_sent_only(kw, said):
     from jetlink.core.live.client import _credentials_from
     from jetlink.core.live.target import ServerTarget
 
-    target = ServerTarget(("nats://127.0.0.1:1",), **kw)
+    servers = kw.pop("servers", ("nats://127.0.0.1:1",))
+    target = ServerTarget(servers, **kw)
     assert _credentials_from(target) == said
 
 

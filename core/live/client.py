@@ -300,15 +300,17 @@ def _credentials_from(target: ServerTarget) -> str:
     sources = target.sources or {}
     # the one identity the connection used, as _connect picks it (jsm.go's natscontext: a
     # user, else a credentials file, else an nkey; the others were not sent), and a token
+    in_url = any(url_has_credentials(s) for s in target.servers)
     identity = next((f for f in ("user", "creds", "nkey") if getattr(target, f, None)), None)
     sent = {"user": ("user", "password"), "creds": ("creds",), "nkey": ("nkey",)}.get(
         identity or "", ())
+    if in_url:  # (the URL's user part wins over the options but a credentials file)
+        sent = ("creds",) if identity == "creds" or target.creds else ()
     used = [(fld, opt) for fld, opt in (("user", "--user"), ("password", "--password"),
                                         ("token", "the token"), ("creds", "--creds"),
                                         ("nkey", "--nkey"))
-            if getattr(target, fld, None) and (fld in sent or fld == "token")]
+            if getattr(target, fld, None) and (fld in sent or (fld == "token" and not in_url))]
     # (a token: a natscli context's, no option)
-    in_url = any(url_has_credentials(s) for s in target.servers)
     if not used and not in_url:
         if target.origin.startswith("[clusters."):  # a cluster a topology file binds
             return (f"the user and password (or token, creds, nkey) keys of {target.origin}, "
@@ -318,7 +320,7 @@ def _credentials_from(target: ServerTarget) -> str:
     given = [_given(opt, sources.get(fld)) for fld, opt in used]
     if in_url:
         given.append("the user and password (or token) in the server URL")
-    if identity == "user" and not target.password:
+    if identity == "user" and not target.password and not in_url:
         given[0] += " (without a password: sent as a token)"
     return ", ".join(given)
 
@@ -525,8 +527,14 @@ class LiveConnection:
                             "needs --user: a password alone is no credential",
                             field="password")
         # one identity, as jsm.go natscontext's NATSOptions picks it: a user, else a
-        # credentials file, else an nkey (the others are not read); a token goes with any
-        if t.user and t.password:
+        # credentials file, else an nkey (the others are not read); a token goes with any.
+        # A server URL's own user part wins over the user, password, token and nkey options,
+        # as nats.go's connectProto takes it (nats-py would send the options instead)
+        in_url = any(url_has_credentials(s) for s in t.servers)
+        if in_url:
+            if t.creds:
+                kw["user_credentials"] = _creds_file(t.creds, (t.sources or {}).get("creds"))
+        elif t.user and t.password:
             kw["user"] = t.user
             kw["password"] = t.password
         elif t.user:  # natscli: a user without a password is a token
@@ -535,7 +543,7 @@ class LiveConnection:
             kw["user_credentials"] = _creds_file(t.creds, (t.sources or {}).get("creds"))
         elif t.nkey:
             kw["nkeys_seed"] = _nkey_file(t.nkey, (t.sources or {}).get("nkey"))
-        if t.token:
+        if t.token and not in_url:
             kw["token"] = t.token
         tls = _ssl_context(t)
         if tls is not None:
@@ -691,7 +699,14 @@ class LiveConnection:
 
     def flush(self, timeout: float | None = None) -> None:
         wait = self.timeout if timeout is None else timeout
-        self.run(self.nc.flush(timeout=wait), timeout=wait + _GRACE, doing="flushing")
+        self.run(self._flush_in_order(wait), timeout=wait + _GRACE, doing="flushing")
+
+    async def _flush_in_order(self, timeout: float) -> None:
+        """A PING answered: nats-py writes its PING at once, ahead of the commands still
+        queued for its flusher (a SUB, a PUB), so those are written first; the server's
+        answers to them (a permissions violation's -ERR) then come before the PONG."""
+        await self.nc._flush_pending(force_flush=True)
+        await self.nc.flush(timeout=timeout)
 
     def call(self, fn: Callable[[Any], Coroutine[Any, Any, T]], *, timeout: float | None = None,
              doing: str = "") -> T:
@@ -724,7 +739,7 @@ class LiveConnection:
                                         reply.decode(), block=block))
 
                 raw_handlers(self.nc)[sub._id] = on_raw
-            await self.nc.flush(self.timeout)  # (the server's -ERR for a denied SUB before it)
+            await self._flush_in_order(self.timeout)  # (a denied SUB's -ERR before the PONG)
             return sub
 
         seen = len(self._errors)

@@ -54,7 +54,8 @@ def test_a_denied_request_names_the_permission_not_the_cluster(perms):
     res = jl(perms, "nosub", "stream", "ls")
     assert res.exit_code == 1 and "permissions violation: the server does not let this user " \
         'subscribe to "_inbox.' in res.stderr, res.stderr
-    res = jl(perms, "nosub", "sub", "_INBOX.x", "--count", "1")
+    # (--wait: a subscription taken as granted would end after it, never hang the suite)
+    res = jl(perms, "nosub", "sub", "_INBOX.x", "--count", "1", "--wait", "5s")
     assert (res.exit_code, res.stderr) == (1, (
         "jetlink: error: subscribing to _INBOX.x: permissions violation: the server does not "
         'let this user subscribe to "_INBOX.x" (its subscribe permissions)\n'))
