@@ -73,6 +73,16 @@ def test_wrong_credentials(live_auth):
     res = runner.invoke(app, ["--server", live_auth.url, "--user", "ops", "--password",
                               "s3cret", "stream", "ls"], prog_name="jetlink")
     ok(res)
+    # a URL's own user part wins over the options (nats.go's connectProto), both ways
+    host = live_auth.url.split("://", 1)[1]
+    res = runner.invoke(app, ["--server", f"nats://ops:s3cret@{host}", "--user", "ops",
+                              "--password", "nope", "stream", "ls"], prog_name="jetlink")
+    ok(res)
+    res = runner.invoke(app, ["--server", f"nats://ops:nope@{host}", "--user", "ops",
+                              "--password", "s3cret", "stream", "ls"], prog_name="jetlink")
+    one_line_error(res, r"authorization violation")
+    assert res.stderr.rstrip().endswith(
+        "check the user and password (or token) in the server URL"), res.stderr
 
 
 def test_a_natscli_contexts_wrong_token_is_named(live_auth, tmp_path, monkeypatch):
