@@ -219,7 +219,8 @@ def quick_kv_get(args: Sequence[str]) -> int | None:
     app, given = root
     app.json = as_json
     try:
-        _open(app, given)
+        if not _open(app, given):
+            return None  # (the selection's rules: the Typer app's, cli/common.py)
         from jetlink.cli.kv_get import show_entry
 
         show_entry(app, bucket, key, revision=revision, raw=raw)
@@ -289,21 +290,36 @@ def _root_app(environ: Any) -> tuple[App, tuple[bool, bool]] | None:
     return app, (data_dir is not None, cluster is not None)
 
 
-def _open(app: App, given: tuple[bool, bool]) -> None:
+def _open(app: App, given: tuple[bool, bool]) -> bool:
     """The rest of the root callback: the context in force (JETLINK_CONTEXT, else the
     selected one) fills in what the environment left unset, then the live server in force
-    and the backend (a read: nothing is created)."""
+    and the backend (a read: nothing is created). False, nothing opened: a *selected*
+    context with something in the environment that sets it aside (JETLINK_DATA_DIR,
+    JETLINK_CLUSTER, NATS_CONTEXT), or a selection naming a removed context: the root's
+    rules for those (cli/common.py ``target_in_force``, ``context_in_force``: a notice, a
+    warning) are the Typer app's to apply."""
     import os
 
     from jetlink.cli.app import ENV_CONTEXT
     from jetlink.cli.common import open_backend, target_of
     from jetlink.core.contexts import ContextStore
+    from jetlink.core.errors import NotFoundError
 
-    found = ContextStore().in_force(os.environ.get(ENV_CONTEXT) or None, source=ENV_CONTEXT)
+    named = os.environ.get(ENV_CONTEXT) or None
+    try:
+        found = ContextStore().in_force(named, source=ENV_CONTEXT)
+    except NotFoundError:
+        if named is None:
+            return False
+        raise
+    if found is not None and named is None and any(
+            os.environ.get(v) for v in ("JETLINK_DATA_DIR", "JETLINK_CLUSTER", "NATS_CONTEXT")):
+        return False
     dir_given, cluster_given = given
     apply_context(app, found, need_dir=not dir_given, need_cluster=not cluster_given)
     app.target = target_of({"tlsfirst": False}, found)
     app.backend = open_backend(app, reads=True)
+    return True
 
 
 def _failed(app: App, exc: Exception) -> int:

@@ -136,3 +136,32 @@ def test_the_entry_point_imports_no_typer_until_needed():
                            "'typer' in sys.modules)"], capture_output=True, text=True,
                           timeout=60, cwd=Path(__file__).parent)
     assert proc.stdout.split() == ["False", "kv", "True"], proc.stderr
+
+
+@pytest.mark.parametrize("extra", [
+    {"JETLINK_DATA_DIR": None},  # (the fixture's data directory, from the environment)
+    {"JETLINK_CLUSTER": "local"},
+    {"NATS_CONTEXT": "nowhere"},
+])
+def test_a_selected_context_set_aside_by_the_environment_is_the_typer_apps_rule(
+        env, tmp_path, extra):
+    """A selected context (not named) gives its server to no invocation whose environment
+    addresses the embedded engine (JETLINK_DATA_DIR, JETLINK_CLUSTER) or names a natscli
+    context: the quick path leaves that to the Typer app, whose notice and answer come;
+    so does a selection naming a removed context."""
+    config = tmp_path / "config"
+    (config / "jetlink" / "context").mkdir(parents=True)
+    (config / "jetlink" / "context" / "prod.toml").write_text(
+        'server = "nats://127.0.0.1:1"\ntimeout = "1s"\n', encoding="utf-8")
+    (config / "jetlink" / "context.txt").write_text("prod\n", encoding="utf-8")
+    run_env = {**env, "XDG_CONFIG_HOME": str(config),
+               **{k: v for k, v in extra.items() if v is not None}}
+    args = ["kv", "get", "CFG", "limit", "--raw"]
+    quick, typer = _run(args, run_env, "quick"), _run(args, run_env, "typer")
+    assert quick[:3] == typer[:3]
+    if "NATS_CONTEXT" not in extra:  # (the embedded engine read, the notice said)
+        assert quick[0] == "100" and "the selected context prod's server is not used" in \
+            quick[1], quick
+    (config / "jetlink" / "context.txt").write_text("removed\n", encoding="utf-8")
+    quick, typer = _run(args, run_env, "quick"), _run(args, run_env, "typer")
+    assert quick[:3] == typer[:3]
