@@ -320,7 +320,8 @@ def _credentials_from(target: ServerTarget) -> str:
     given = [_given(opt, sources.get(fld)) for fld, opt in used]
     if in_url:
         given.append("the user and password (or token) in the server URL")
-    if identity == "user" and not target.password and not in_url:
+    if identity == "user" and not target.password and not in_url and not sources.get(
+            "user", "").startswith("natscli context "):
         given[0] += " (without a password: sent as a token)"
     return ", ".join(given)
 
@@ -537,13 +538,20 @@ class LiveConnection:
         elif t.user and t.password:
             kw["user"] = t.user
             kw["password"] = t.password
+        elif t.user and (t.sources or {}).get("user", "").startswith("natscli context "):
+            # a natscli context's user without a password is a user (jsm.go natscontext's
+            # NATSOptions: UserInfo(user, "")); only natscli's flags read one as a token
+            kw["user"] = t.user
+            kw["password"] = ""
         elif t.user:  # natscli: a user without a password is a token
             kw["token"] = t.user
         elif t.creds:
             kw["user_credentials"] = _creds_file(t.creds, (t.sources or {}).get("creds"))
         elif t.nkey:
             kw["nkeys_seed"] = _nkey_file(t.nkey, (t.sources or {}).get("nkey"))
-        if t.token and not in_url:
+        if t.token and not in_url and "token" not in kw:
+            # (a --user given as a token wins over a context's token: the option is nearer,
+            # as natscli applies WithToken(--user) over the loaded context)
             kw["token"] = t.token
         tls = _ssl_context(t)
         if tls is not None:

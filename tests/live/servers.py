@@ -1006,6 +1006,7 @@ PERMISSION_USERS = {
     # may read bucket CFG as nats.go does (STREAM.INFO and direct gets of KV_CFG) only
     "kvro": 'publish: { allow: ["$JS.API.STREAM.INFO.KV_CFG", "$JS.API.DIRECT.GET.KV_CFG", '
             '"$JS.API.DIRECT.GET.KV_CFG.>"] }',
+    "nopass": "",  # (its password empty: a user, not a token)
 }
 
 
@@ -1014,7 +1015,8 @@ def start_permissions(root: str | Path, name: str = "perms") -> LiveServer:
     publish or subscribe permissions; ``admin`` (the fixture's own user) has them all."""
     root = Path(root)
     users = ", ".join(
-        f"{{ user: {u}, password: pw{f', permissions: {{ {p} }}' if p else ''} }}"
+        f"{{ user: {u}, password: {_q('' if u == 'nopass' else 'pw')}"
+        f"{f', permissions: {{ {p} }}' if p else ''} }}"
         for u, p in PERMISSION_USERS.items())
     return _start_fresh_ports(lambda port, http: _server(
         root, name, [_jetstream_block(root / name / "store"),

@@ -87,3 +87,14 @@ def test_a_bucket_reader_allowed_what_nats_go_reads_gets_its_values(perms):
     assert res.exit_code == 1 and res.stderr.endswith(
         'does not let this user publish to "$JS.API.STREAM.INFO.KV_OTHER" (its publish '
         "permissions; nothing was done)\n"), res.stderr
+
+
+def test_a_natscli_contexts_user_without_a_password_is_a_user(perms, tmp_path):
+    """jsm.go natscontext's NATSOptions: a context's user without a password connects as
+    that user with an empty one (natscli's --user alone is a token; a context's is not)."""
+    ctx = tmp_path / "config" / "nats" / "context"
+    ctx.mkdir(parents=True)
+    (ctx / "np.json").write_text(json.dumps({"url": perms.url, "user": "nopass"}))
+    res = runner.invoke(app, ["--nats-context", "np", "stream", "ls", "-j"],
+                        prog_name="jetlink", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert res.exit_code == 0, res.output
