@@ -810,3 +810,24 @@ def test_what_a_failed_api_request_was_doing(verb, doing):
     from jetlink.core.live.client import verb_doing
 
     assert verb_doing(verb) == doing
+
+
+def test_a_domain_and_an_api_prefix_together_are_refused(home):
+    """jsm.go's New: WithAPIPrefix and WithDomain are mutually exclusive (the prefix would
+    win silently): refused, naming both and where each came from."""
+    from jetlink.core.errors import JetlinkError, UsageError
+    from jetlink.core.live.settings import resolve_target
+
+    with pytest.raises(UsageError) as err:
+        resolve_target({"servers": "nats://h:4222", "js_domain": "hub",
+                        "js_api_prefix": "$JS.API"}, {}, None, None)
+    assert err.value.description == (
+        "a JetStream domain (hub, from --js-domain) and an API prefix ($JS.API, from "
+        "--js-api-prefix) are mutually exclusive: give one")
+    nats_ctx(home, "pfx", url="nats://127.0.0.1:1", jetstream_api_prefix="$JS.X.API")
+    with pytest.raises(JetlinkError) as err:  # (a context's: not a usage error)
+        resolve_target({"js_domain": "hub"}, env_with(home), None, "pfx")
+    assert not isinstance(err.value, UsageError)
+    assert err.value.description.startswith(
+        "a JetStream domain (hub, from --js-domain) and an API prefix ($JS.X.API, from "
+        "natscli context pfx ("), err.value.description

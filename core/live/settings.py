@@ -675,6 +675,15 @@ def resolve_target(options: Mapping[str, Any], environ: Mapping[str, str] | None
     for fld in ("js_domain", "js_api_prefix", "inbox_prefix"):
         if fld in merged:
             check_subject_setting(fld, merged[fld], sources[fld])
+    if merged.get("js_domain") and merged.get("js_api_prefix"):
+        # jsm.go's New: "WithAPIPrefix and WithDomain are mutually exclusive" (the prefix
+        # would win silently, and the verbs act on another JetStream than the one named)
+        both = (sources["js_domain"], sources["js_api_prefix"])
+        error = UsageError if all(src.startswith("--") for src in both) else JetlinkError
+        raise error(
+            f"a JetStream domain ({merged['js_domain']}, from {both[0]}) and an API prefix "
+            f"({merged['js_api_prefix']}, from {both[1]}) are mutually exclusive: give one",
+            field="js_domain")
     from .target import DEFAULT_TIMEOUT, ServerTarget  # a server is in force
 
     if timeout is None:
