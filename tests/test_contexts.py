@@ -662,7 +662,7 @@ def test_context_add_checks_what_a_connection_needs_before_it_writes(jc):
              "context x: password needs user (--user): a password alone is no credential"),
             (["--nats-context", "../ops"],
              "invalid natscli context name '../ops': a natscli context name is not empty and "
-             "has no '..', '/', '\\' or NUL")):
+             "has no '..', '/', '\\' or NUL (or is a file ending in .json that exists)")):
         assert error(jc("context", "add", "x", *args, "-j"), code=2) == said  # usage errors
         assert jc.store.names() == []
     r = ok(jc("context", "add", "x", "--nats-context", "ops"))
@@ -777,7 +777,8 @@ def test_a_context_file_naming_an_invalid_natscli_context_is_a_broken_file(jc):
     path.write_text('nats_context = "../x"\n')
     path.chmod(0o600)
     said = (f"{path}: invalid natscli context name '../x': a natscli context name is not "
-            "empty and has no '..', '/', '\\' or NUL")
+            "empty and has no '..', '/', '\\' or NUL (or is a file ending in .json that "
+            "exists)")
     r = jc("--context", "t2", "stream", "ls")
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n")
     r = ok(jc("context", "ls", "-j"))

@@ -831,3 +831,17 @@ def test_a_domain_and_an_api_prefix_together_are_refused(home):
     assert err.value.description.startswith(
         "a JetStream domain (hub, from --js-domain) and an API prefix ($JS.X.API, from "
         "natscli context pfx ("), err.value.description
+
+
+def test_a_natscli_context_named_by_its_json_file(home, tmp_path):
+    """natscli's loadContext: an existing file ending in .json is read as the context
+    (NATS_CONTEXT=./ops.json); a missing one is a name, refused by the name rule."""
+    from jetlink.core.errors import UsageError
+    from jetlink.core.live.settings import resolve_target
+
+    path = tmp_path / "ops.json"
+    path.write_text(json.dumps({"url": "nats://127.0.0.1:4299", "user": "u", "password": "p"}))
+    target = resolve_target({}, env_with(home), None, str(path))
+    assert (target.servers, target.user) == (("nats://127.0.0.1:4299",), "u")
+    with pytest.raises(UsageError, match="invalid natscli context name"):
+        resolve_target({}, env_with(home), None, str(tmp_path / "missing.json"))

@@ -117,8 +117,18 @@ def nats_context_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def nats_context_path(name: str, environ: Mapping[str, str] | None = None) -> Path:
-    """The file of natscli's context NAME: ``NAME.json`` in :func:`nats_context_dir`."""
+    """The file of natscli's context NAME: ``NAME.json`` in :func:`nats_context_dir`, or
+    NAME itself when it is a file whose name ends in ``.json`` (:func:`is_context_file`)."""
+    if is_context_file(name):
+        return Path(os.path.expanduser(name))
     return nats_context_dir(environ) / f"{name}.json"
+
+
+def is_context_file(name: object) -> bool:
+    """A context named by its file: an existing file whose name ends in ``.json``, which
+    natscli's loadContext reads as a single context file (NATS_CONTEXT=./ops.json)."""
+    return (isinstance(name, str) and name.endswith(".json")
+            and os.path.isfile(os.path.expanduser(name)))
 
 
 class NatsContext:
@@ -150,9 +160,12 @@ def validate_nats_context_name(name: object) -> None:
     if isinstance(name, str) and name and ".." not in name and not any(
             c in name for c in "/\\\x00"):
         return
+    if is_context_file(name):  # (a file named: natscli reads it whole)
+        return
     shown = f" {name!r}" if isinstance(name, str) and name else ""
     raise UsageError(f"invalid natscli context name{shown}: a natscli context name is not "
-                     "empty and has no '..', '/', '\\' or NUL", field="nats_context")
+                     "empty and has no '..', '/', '\\' or NUL (or is a file ending in .json "
+                     "that exists)", field="nats_context")
 
 
 def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:
