@@ -39,7 +39,10 @@ context_app = typer.Typer(
 # than a context's server settings, docs/live.md: core/live/settings.py ENV, by the
 # ServerTarget field each context key gives, JETLINK_KEYS)
 OVERRIDES = ((ENV_DATA_DIR, "data_dir"), (ENV_CLUSTER, "cluster"), (ENV_REST_URL, "rest_url"),
-             *((ENV[target], key) for key, target in JETLINK_KEYS.items() if target in ENV))
+             *((ENV[target], key) for key, target in JETLINK_KEYS.items() if target in ENV),
+             # natscli's NATS_CONTEXT names the natscli context used instead of the one the
+             # context names (core/live/settings.py resolve_target: the nearer layer)
+             ("NATS_CONTEXT", "nats_context"))
 
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Context name ([A-Za-z0-9_-]).")]
 # an existing context's name (select, rm, show...): offered by the shell's completion

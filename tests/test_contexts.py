@@ -823,3 +823,13 @@ def test_show_lists_natscli_variables_that_override_the_server_settings(jc, env)
     out = ok(jc("context", "show", "live")).stdout.splitlines()
     assert out[-2:] == ["NATS_URL=nats://ann:********@n1:4222 overrides server",
                         "NATS_PASSWORD=******** overrides password"]
+
+
+def test_show_lists_nats_context_overriding_the_contexts_natscli_context(jc, env):
+    ok(jc("context", "add", "ops", "--nats-context", "good", "--select"))
+    env.setenv("NATS_CONTEXT", "dev")
+    assert doc(jc("context", "show", "-j"))["overridden_by"] == {"NATS_CONTEXT": "dev"}
+    assert ok(jc("context", "show")).stdout.splitlines()[-1] == (
+        "NATS_CONTEXT=dev overrides nats_context")
+    ok(jc("context", "add", "plain", "--data-dir", str(jc.tmp / "p")))
+    assert doc(jc("context", "show", "plain", "-j"))["overridden_by"] == {}  # (sets none)
