@@ -58,16 +58,12 @@ class Start:
         if self.last:
             return "from the last message"
         if self.since_ns is not None:
-            return "since " + _ago(self.since_ns)
+            from jetlink.core.durations import format_duration
+
+            return "since " + format_duration(self.since_ns)
         if self.last_per_subject:
             return "for the last message per subject"
         return "from the first message"
-
-
-def _ago(ns: int) -> str:
-    from jetlink.core.durations import format_duration
-
-    return format_duration(ns)
 
 
 def stream_of(js: Any, subject: str, stream: str | None) -> str:

@@ -431,11 +431,13 @@ def test_single_link_config_errors(served):
         "Configuration 'cluster.link.prefix' cannot be altered")
     # kafka-rest's safe update and reset: the config must exist first (404), for the single
     # config's PUT and DELETE and for each name of the batch (nothing changed)
+    before = data_dir_bytes(served.data)
     for r in (served.delete(url("/east/links/L/configs/no.such")),
               served.put(url("/east/links/L/configs/no.such"), json={"value": "1"}),
               served.put(url("/east/links/L/configs:alter"), json={"data": [
                   {"name": "acl.sync.ms", "value": "7000"}, {"name": "no.such", "value": "1"}]})):
         assert error(r, 404, 404) == "Config no.such cannot be found for cluster link L."
+    assert data_dir_bytes(served.data) == before
     assert served.get(url("/east/links/L/configs/acl.sync.ms")).json()["value"] == "5000"
     assert error(served.delete(url("/east/links/X/configs/acl.sync.ms")), 404, 404) == (
         "Cluster link 'X' not found")

@@ -21,7 +21,7 @@ import os
 import re
 import ssl
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -294,6 +294,16 @@ _VIOLATION = re.compile(r'permissions violation for (publish|subscription) to "(
                         re.IGNORECASE)
 
 
+class PermissionDenied(LiveError):
+    """What the server's permissions did not let through (a request, a publish, a
+    subscription): its -ERR, named (:meth:`LiveConnection.denied_since`)."""
+
+
+def _from_natscli_context(target: ServerTarget, fld: str) -> bool:
+    """Whether setting ``fld`` of ``target`` came from a natscli context (its source)."""
+    return (target.sources or {}).get(fld, "").startswith("natscli context ")
+
+
 def _credentials_from(target: ServerTarget) -> str:
     """The credentials the connection used and where each came from (``--user/--password
     (from jetlink context prod)``), or the options that give them when none was."""
@@ -320,8 +330,8 @@ def _credentials_from(target: ServerTarget) -> str:
     given = [_given(opt, sources.get(fld)) for fld, opt in used]
     if in_url:
         given.append("the user and password (or token) in the server URL")
-    if identity == "user" and not target.password and not in_url and not sources.get(
-            "user", "").startswith("natscli context "):
+    if identity == "user" and not target.password and not in_url and \
+            not _from_natscli_context(target, "user"):
         given[0] += " (without a password: sent as a token)"
     return ", ".join(given)
 
@@ -403,7 +413,7 @@ class LiveConnection:
         """Run ``coro`` on the connection's loop and return its result; nats-py failures
         become :class:`LiveError` (ApiError and other JetlinkErrors pass unchanged), a
         permissions violation meanwhile (of ``subject`` when given) the cause."""
-        seen = len(self._errors)
+        seen = self.errors_seen()
         try:
             fut = asyncio.run_coroutine_threadsafe(coro, self._loop)
         except RuntimeError:  # the loop closed under a worker thread (the command stopping):
@@ -425,7 +435,7 @@ class LiveConnection:
             fut.cancel()
             denied = self.denied_since(seen, subject)
             if denied is not None:  # (what went unanswered was never let through)
-                raise LiveError(f"{doing or 'a request'}: {denied}") from None
+                raise PermissionDenied(f"{doing or 'a request'}: {denied}") from None
             raise self._describe(exc, doing) from None
 
     def errors_seen(self) -> int:
@@ -439,11 +449,7 @@ class LiveConnection:
         one sentence; None when there was none. With ``subject``: a publish violation of
         that subject only (nats-py lowercases the subject: ``subject`` is shown as sent),
         or a subscription's (the replies' inbox)."""
-        for exc in reversed(self._errors[seen:]):
-            m = _VIOLATION.search(str(exc))
-            if m is None:
-                continue
-            kind, denied = m.group(1).lower(), m.group(2)
+        for kind, denied in self._violations(seen):
             if kind == "publish":
                 if subject is not None and denied != subject.lower():
                     continue
@@ -453,6 +459,14 @@ class LiveConnection:
                     f'"{denied}" (its subscribe permissions: the answers come back on the '
                     "connection's inbox)")
         return None
+
+    def _violations(self, seen: int) -> Iterator[tuple[str, str]]:
+        """(``publish`` or ``subscription``, the subject lowercased) of each permissions
+        violation reported after the first ``seen`` errors, newest first."""
+        for exc in reversed(self._errors[seen:]):
+            m = _VIOLATION.search(str(exc))
+            if m is not None:
+                yield m.group(1).lower(), m.group(2)
 
     def _result(self, fut: Any, limit: float | None,
                 stop: Callable[[], str | None] | None = None) -> Any:
@@ -538,7 +552,7 @@ class LiveConnection:
         elif t.user and t.password:
             kw["user"] = t.user
             kw["password"] = t.password
-        elif t.user and (t.sources or {}).get("user", "").startswith("natscli context "):
+        elif t.user and _from_natscli_context(t, "user"):
             # a natscli context's user without a password is a user (jsm.go natscontext's
             # NATSOptions: UserInfo(user, "")); only natscli's flags read one as a token
             kw["user"] = t.user
@@ -750,15 +764,13 @@ class LiveConnection:
             await self._flush_in_order(self.timeout)  # (a denied SUB's -ERR before the PONG)
             return sub
 
-        seen = len(self._errors)
+        seen = self.errors_seen()
         sub = self.run(go(), doing=f"subscribing to {subject}")
-        for exc in self._errors[seen:]:
-            m = _VIOLATION.search(str(exc))
-            if m and m.group(1).lower() == "subscription" and m.group(2) == subject.lower():
-                self.run(sub.unsubscribe(), doing=f"unsubscribing from {subject}")
-                raise LiveError(f"subscribing to {subject}: permissions violation: the server "
-                                f'does not let this user subscribe to "{subject}" (its '
-                                "subscribe permissions)")
+        if ("subscription", subject.lower()) in self._violations(seen):
+            self.run(sub.unsubscribe(), doing=f"unsubscribing from {subject}")
+            raise PermissionDenied(f"subscribing to {subject}: permissions violation: the "
+                                   f'server does not let this user subscribe to "{subject}" '
+                                   "(its subscribe permissions)")
         return LiveSubscription(self, sub, q, subject)
 
     # -- the end ---------------------------------------------------------------------------

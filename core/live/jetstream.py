@@ -39,7 +39,7 @@ from ..errors import (
     not_found,
 )
 from ..messages import BatchPubAck, Listing, PubAck, StoredMsg, StreamState
-from .client import LiveConnection, LiveError, RawMsg, passing
+from .client import LiveConnection, LiveError, PermissionDenied, RawMsg, passing
 from .client import raw_handlers as _raw_handlers
 from .consumers import LiveConsumers
 from .stream_info import LiveStreamInfo
@@ -355,11 +355,11 @@ class LiveJetStream(LiveConsumers):
             req["next_by_subj"] = next_by_subj
         try:
             return _msg_of_get(self.api(f"STREAM.MSG.GET.{_name(name)}", req))
-        except LiveError as err:
+        except PermissionDenied:
             # read from the stream's leader (a direct get may be answered by a mirror with
             # mirror_direct: filtered, shorter or lagging); by a direct get only when the
             # user may not ask the leader, as nats.go reads a bucket
-            if not (direct and "permissions violation" in err.description):
+            if not direct:
                 raise
         return self._direct_get(name, seq, last_by_subj, next_by_subj)
 
@@ -867,7 +867,7 @@ class LiveJetStream(LiveConsumers):
         self.conn.flush()
         denied = self.conn.denied_since(seen, subject)
         if denied is not None:
-            raise LiveError(f"publish to {clip(subject)}: {denied}")
+            raise PermissionDenied(f"publish to {clip(subject)}: {denied}")
         self._core_published = True
 
     def subscribe(self, subject: str, *, queue: str = "") -> LiveCoreSubscription:
@@ -1128,7 +1128,7 @@ class _PublishRun:
                 results[i] = NoStreamError(self.js.stored_subject(msgs[i][0]))
             elif not done[i] and (denied := self.js.conn.denied_since(0, msgs[i][0])):
                 done[i] = True  # the server let it through to no stream: nothing stored
-                results[i] = LiveError(f"publish to {clip(msgs[i][0])}: {denied}")
+                results[i] = PermissionDenied(f"publish to {clip(msgs[i][0])}: {denied}")
             elif not done[i]:
                 results[i] = LiveError(f"publish to {clip(msgs[i][0])}: no "
                                        f"acknowledgement within {seconds_text(self.timeout)} from "
