@@ -133,11 +133,10 @@ def target_table(target: Any, domain: str | None) -> dict[str, Any]:
     settings (credentials, TLS files); passwords and tokens are never written: not as keys,
     nor in the server URLs (``user:password@`` gives ``user`` only; :func:`withheld` names
     what was left out)."""
-    source = (target.sources or {}).get("servers", "")
-    m = re.match(r"^(?:jetlink|natscli) context (\S+)", source)
+    context = _server_context(target)
     out: dict[str, Any] = {}
-    if m:
-        out["context"] = m.group(1)
+    if context is not None:
+        out["context"] = context
     else:
         parts = [split_userinfo(s) for s in target.servers]
         out["server"] = ",".join(f"{scheme}{host}" for scheme, _, host in parts)
@@ -155,11 +154,18 @@ def target_table(target: Any, domain: str | None) -> dict[str, Any]:
     return out
 
 
+def _server_context(target: Any) -> str | None:
+    """The name of the context (jetlink's or natscli's) ``target``'s server came from; None
+    when it came from elsewhere (an option, an environment variable)."""
+    m = re.match(r"^(?:jetlink|natscli) context (\S+)", (target.sources or {}).get("servers", ""))
+    return m.group(1) if m else None
+
+
 def withheld(target: Any) -> list[str]:
     """The secrets :func:`target_table` leaves out of a binding it writes (``password``,
     ``token``): what ``apply`` of the file needs given again (a ``password`` / ``token``
     key, or a context)."""
-    if re.match(r"^(?:jetlink|natscli) context ", (target.sources or {}).get("servers", "")):
+    if _server_context(target) is not None:
         return []
     infos = [split_userinfo(s)[1] for s in target.servers]
     out = []
