@@ -775,7 +775,8 @@ def consume(
     try:
         with common.terminate_as_interrupt(), TopicConsumer(
                 kafka, topic, group=group, from_beginning=earliest,
-                session_timeout_ms=session_ms, partition=partition, offset=start) as consumer:
+                session_timeout_ms=session_ms, partition=partition, offset=start,
+                on_notice=lambda text: output.notice(app, text)) as consumer:
             while max_records is None or received < max_records:
                 fetched = consumer.poll(
                     None if max_records is None else max_records - received, emit)

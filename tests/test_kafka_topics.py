@@ -731,7 +731,7 @@ def test_group_refusals_name_the_group_and_the_range(orders):
 
 def test_members_make_a_group_active_until_their_session_times_out(orders, clock):
     k = orders
-    k.join("g", "m1", ["orders"], session_timeout_ms=10_000, client_id="c1")
+    gen = k.join("g", "m1", ["orders"], session_timeout_ms=10_000, client_id="c1")
     assert k.group_active("g")
     info = k.describe_group("g")
     assert info.state == "Stable"
@@ -743,7 +743,7 @@ def test_members_make_a_group_active_until_their_session_times_out(orders, clock
     with pytest.raises(KafkaError) as exc:
         k.commit("g", {("orders", 0): 1})
     assert err(exc) == ("UNKNOWN_MEMBER_ID", "The coordinator is not aware of this member.")
-    k.commit("g", {("orders", 0): 1}, member="m1")
+    k.commit("g", {("orders", 0): 1}, member="m1", generation=gen)
     clock.advance_s(9)
     k.heartbeat("g", "m1")
     clock.advance_s(10)
@@ -755,6 +755,103 @@ def test_members_make_a_group_active_until_their_session_times_out(orders, clock
         k.heartbeat("g", "m1")
     assert exc.value.name == "UNKNOWN_MEMBER_ID"
     k.commit("g", {("orders", 0): 2})  # anyone may commit to an Empty group
+
+
+def test_a_member_commits_only_in_the_groups_current_generation(orders, clock):
+    """Kafka's ClassicGroup.validateOffsetCommit: each change of the members (a join with
+    new topics or a new member, a leave, an expiry) is a new generation; a member's commit
+    or heartbeat naming an older one is ILLEGAL_GENERATION and changes nothing, so a member
+    that stalled while its partition moved can not move the new owner's offset back."""
+    k = orders
+    g1 = k.join("g", "m-a", ["orders"], session_timeout_ms=10_000)
+    assert k.join("g", "m-a", ["orders"], session_timeout_ms=10_000) == g1  # a refresh
+    g2 = k.join("g", "m-b", ["orders"], session_timeout_ms=20_000)
+    assert g2 == g1 + 1
+    k.commit("g", {("orders", 2): 3}, member="m-b", generation=g2)  # m-b owns partition 2
+    for call in (lambda: k.commit("g", {("orders", 2): 1}, member="m-a", generation=g1),
+                 lambda: k.commit("g", {("orders", 0): 1}, member="m-a"),  # none named
+                 lambda: k.heartbeat("g", "m-a", g1)):
+        with pytest.raises(KafkaError) as exc:
+            call()
+        assert err(exc) == ("ILLEGAL_GENERATION", "Specified group generation id is not valid.")
+    assert exc.value.detail == (f"generation {g1} of group 'g', which is at generation {g2}: "
+                                "its members changed since this member joined")
+    assert k.committed("g") == {("orders", 2): 3}
+    k.heartbeat("g", "m-a", g2)
+    k.heartbeat("g", "m-a")  # (no generation named: liveness alone)
+    k.commit("g", {("orders", 0): 1}, member="m-a", generation=g2)
+    clock.advance_s(15)  # m-a's session (10 s) ran out: its expiry is a new generation
+    with pytest.raises(KafkaError) as exc:
+        k.commit("g", {("orders", 2): 4}, member="m-b", generation=g2)
+    assert exc.value.name == "ILLEGAL_GENERATION"
+    g3 = k.join("g", "m-b", ["orders"], session_timeout_ms=20_000)
+    assert g3 == g2 + 1
+    with pytest.raises(KafkaError) as exc:
+        k.commit("g", {("orders", 0): 2}, member="m-a", generation=g3)
+    assert exc.value.name == "UNKNOWN_MEMBER_ID"  # (not a member any more: asked first)
+    k.leave("g", "m-b")
+    k.leave("g", "m-b")  # already gone: no new generation
+    assert k.join("g", "m-c", ["orders"]) == g3 + 2
+    k.leave("g", "m-c")
+    k.delete_group("g")  # a group deleted starts again from its first generation
+    assert k.join("g", "m-d", ["orders"]) == 1
+
+
+def test_a_stalled_consumer_never_moves_back_the_offset_its_partitions_new_owner_committed(
+        kafka, clock):
+    """A member handling a batch while a second member joins and takes that partition: the
+    newcomer reads from the committed offset, further than the batch, and commits; the
+    stalled member's commit at the end of its batch is refused (said, not raised), so the
+    group's offset stays the newcomer's, never moved back; the stalled member joins again
+    and reads on from the committed offsets. An eviction (its session ran out while
+    handling) is refused the same way, not an error."""
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 2)
+    kafka.produce("t", [(None, b"a%d" % i) for i in range(6)], partition=0)
+    kafka.produce("t", [(None, b"b%d" % i) for i in range(4)], partition=1)
+    notices, seen_a, seen_b = [], [], []
+    # (members sort by id, the client id first: "fast" gets partition 0 once it joins)
+    slow = TopicConsumer(kafka, "t", group="G", from_beginning=True, client_id="slow",
+                         session_timeout_ms=10_000, on_notice=notices.append)
+    fast = None
+
+    def stall(record):
+        nonlocal fast
+        seen_a.append((record.partition, record.offset))
+        if fast is None:
+            kafka.produce("t", [(None, b"a%d" % i) for i in range(6, 9)], partition=0)
+            fast = TopicConsumer(kafka, "t", group="G", from_beginning=True,
+                                 client_id="fast", session_timeout_ms=60_000)
+            fast.poll(None, lambda r: seen_b.append((r.partition, r.offset)))
+
+    assert slow.poll(None, stall) == 6  # its batch of partition 0, then the refused commit
+    assert seen_a == [(0, i) for i in range(6)]
+    assert kafka.assignment("G", fast.member) == [("t", 0)]
+    assert seen_b == [(0, i) for i in range(9)]
+    assert kafka.committed("G") == {("t", 0): 9}  # fast's: slow's 6 refused
+    assert notices == [
+        "Offset commit failed on partition t-0 at offset 6: ILLEGAL_GENERATION: Specified "
+        f"group generation id is not valid. (generation {slow.generation} of group 'G', "
+        f"which is at generation {slow.generation + 1}: its members changed since this "
+        "member joined); the consumer joins the group again and reads on from the group's "
+        "committed offsets"]
+    seen_a.clear()
+    assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 4
+    assert seen_a == [(1, i) for i in range(4)]  # joined again: its partition now
+    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
+    # evicted while handling: the commit refused and said, the next pass a member again
+    kafka.produce("t", [(None, b"b4")], partition=1)
+    notices.clear()
+    assert slow.poll(None, lambda r: clock.advance_s(11)) == 1
+    assert [n.split(": ")[1] for n in notices] == ["UNKNOWN_MEMBER_ID"]
+    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
+    fast.close()
+    seen_a.clear()
+    assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 1
+    assert seen_a == [(1, 4)]  # b4 again (its commit was refused); partition 0 from 9
+    slow.close()
+    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 5}
 
 
 def test_range_assignment_and_leave(orders):
@@ -854,7 +951,8 @@ def test_topics_live_beside_streams_in_any_cluster(dd, clock):
     assert Kafka(dd.open(), clock).topic_names() == []
     with dd.open("east").read() as conn:
         row = conn.execute("SELECT version FROM schema_components WHERE component = 'kafka'")
-        assert row.fetchone()[0] == 2  # (its steps: the tables, then partition_epochs)
+        # (its steps: the tables, partition_epochs, group_generations)
+        assert row.fetchone()[0] == 3
     assert json.loads(json.dumps(k.describe_topic("t").to_json()))["topic_name"] == "t"
 
 

@@ -3,11 +3,17 @@
 
 :class:`TopicConsumer` joins the group (when it has one) as a member of its own, and each
 :meth:`TopicConsumer.poll` is one pass: a heartbeat (joining again when the group evicted the
-member), the partitions assigned to it, each read from its position (the group's committed
-offset when it lies in the log, else the log start with ``from_beginning``, else the log
-end; an offset that fell out of range is reset the same way), at most :data:`FETCH_MAX`
-records per partition, handed over, then committed. :meth:`TopicConsumer.close` leaves the
-group. Without a group every partition is read and nothing is committed.
+member or its members changed: a new generation), the partitions assigned to it, each read
+from its position (the group's committed offset when it lies in the log, else the log start
+with ``from_beginning``, else the log end; an offset that fell out of range is reset the
+same way), at most :data:`FETCH_MAX` records per partition, handed over, then committed in
+the generation the member joined in. A commit the group refuses because its members changed
+meanwhile (ILLEGAL_GENERATION, or UNKNOWN_MEMBER_ID once evicted) ends the pass and is said
+through ``on_notice``, as Kafka's consumer logs a failed commit: the member joins again and
+every partition it is then assigned is read from the group's committed offset, so records
+handled since the last commit are read again (at least once), and the offset a partition's
+new owner committed is never moved back. :meth:`TopicConsumer.close` leaves the group.
+Without a group every partition is read and nothing is committed.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CLIENT_ID", "FETCH_MAX", "TopicConsumer"]
 
 FETCH_MAX = 500  # records fetched per partition and pass
+# a commit or heartbeat refused so: the member joins the group again (Kafka's consumer
+# coordinator rejoins on both)
+_REJOIN = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID")
 CLIENT_ID = "jetlink-consumer"
 
 
@@ -33,7 +42,8 @@ class TopicConsumer:
     def __init__(self, kafka: Kafka, topic: str, *, group: str | None = None,
                  from_beginning: bool = False, session_timeout_ms: int = 45_000,
                  client_id: str = CLIENT_ID, partition: int | None = None,
-                 offset: int | None = None) -> None:
+                 offset: int | None = None,
+                 on_notice: Callable[[str], Any] | None = None) -> None:
         self.kafka, self.topic, self.group = kafka, topic, group
         self.from_beginning = from_beginning
         # kafka-console-consumer's --partition / --offset: that partition alone (assigned,
@@ -45,13 +55,39 @@ class TopicConsumer:
         self.client_id = client_id
         self.member = f"{client_id}-{uuid.uuid4()}"
         self.positions: dict[int, int] = {}
+        self.generation = -1
+        self.on_notice = on_notice
         if group is not None:
             self._join()
 
     def _join(self) -> None:
         assert self.group is not None
-        self.kafka.join(self.group, self.member, [self.topic],
-                        session_timeout_ms=self.session_timeout_ms, client_id=self.client_id)
+        self.generation = self.kafka.join(
+            self.group, self.member, [self.topic], session_timeout_ms=self.session_timeout_ms,
+            client_id=self.client_id)
+        # Kafka's eager rebalance: every partition is revoked; each one assigned now starts
+        # from the group's committed offset (another member may have moved it meanwhile)
+        self.positions = {}
+
+    def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
+        """Commit ``offsets`` in this member's generation; False (said through on_notice)
+        when the group refuses it because its members changed or the member was evicted."""
+        assert self.group is not None
+        try:
+            self.kafka.commit(self.group, offsets, member=self.member,
+                              generation=self.generation)
+        except KafkaError as err:
+            if err.name not in _REJOIN:
+                raise
+            if self.on_notice is not None:
+                at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
+                why = f" ({err.detail})" if err.detail else ""
+                self.on_notice(
+                    f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
+                    f"{at}: {err.name}: {err.description}{why}; the consumer joins the "
+                    "group again and reads on from the group's committed offsets")
+            return False
+        return True
 
     def assigned(self) -> list[int]:
         """The partitions this member reads (every one without a group, or the one asked
@@ -85,11 +121,11 @@ class TopicConsumer:
         kafka, topic, group = self.kafka, self.topic, self.group
         if group is not None:
             try:
-                kafka.heartbeat(group, self.member)
+                kafka.heartbeat(group, self.member, self.generation)
             except KafkaError as err:
-                if err.name != "UNKNOWN_MEMBER_ID":
+                if err.name not in _REJOIN:
                     raise
-                self._join()  # evicted (the session timed out): a member again
+                self._join()  # evicted, or the members changed: a member of this generation
         mine = self.assigned()
         committed = kafka.committed(group) if group is not None else {}
         self.positions = {p: self.positions[p] if p in self.positions
@@ -115,8 +151,9 @@ class TopicConsumer:
                 # (nothing handled twice by the next run)
                 self.positions[p] = record.offset + 1
             read += len(batch)
-            if group is not None:
-                kafka.commit(group, {(topic, p): self.positions[p]}, member=self.member)
+            if group is not None and not self._commit({(topic, p): self.positions[p]}):
+                self.positions = {}  # refused: the next pass joins again first
+                break
         return read
 
     def close(self) -> None:
@@ -130,8 +167,8 @@ class TopicConsumer:
                 todo = {(self.topic, p): pos for p, pos in self.positions.items()
                         if committed.get((self.topic, p)) != pos}
                 if todo:
-                    self.kafka.commit(self.group, todo, member=self.member)
-            except KafkaError:  # evicted meanwhile (a rebalance): the next run decides
+                    self._commit(todo)
+            except KafkaError:  # (the commit's refusal said; no error leaves the group open)
                 pass
             self.kafka.leave(self.group, self.member)
 

@@ -67,7 +67,40 @@ def _check_group(group: Any) -> str:
 
 
 def _expire_members(conn: Any, now: int) -> None:
-    conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))
+    gone = [g for (g,) in conn.execute(
+        f"SELECT DISTINCT grp FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))]
+    if gone:
+        conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))
+        _next_generation(conn, gone)
+
+
+def _generation(conn: Any, group: str) -> int:
+    row = conn.execute("SELECT generation FROM group_generations WHERE grp = ?",
+                       (group,)).fetchone()
+    return row[0] if row else 0
+
+
+def _next_generation(conn: Any, groups: Iterable[str]) -> None:
+    """A new generation of each of ``groups``: their members changed (a member joined, left
+    or expired), so every assignment may have; a commit of the generation before is refused
+    (ILLEGAL_GENERATION) and its member rejoins and reads the committed offsets again."""
+    conn.executemany(
+        "INSERT INTO group_generations(grp, generation) VALUES (?, 1) "
+        "ON CONFLICT(grp) DO UPDATE SET generation = generation + 1", ((g,) for g in groups))
+
+
+def _unknown_member() -> KafkaError:
+    return KafkaError("UNKNOWN_MEMBER_ID", "The coordinator is not aware of this member.",
+                      field="member")
+
+
+def _check_generation(conn: Any, group: str, generation: int) -> None:
+    current = _generation(conn, group)
+    if generation != current:
+        err = KafkaError("ILLEGAL_GENERATION", field="generation")
+        err.detail = (f"generation {generation} of group '{group}', which is at generation "
+                      f"{current}: its members changed since this member joined")
+        raise err
 
 
 def _live(conn: Any, group: str, now: int) -> list[tuple[Any, ...]]:
@@ -104,22 +137,27 @@ def _validate_offsets(conn: Any, offsets: Mapping[tuple[str, int], int]) -> list
 
 
 def commit(kafka: TopicStore, group: str, offsets: Mapping[tuple[str, int], int], *,
-           metadata: str = "", member: str | None = None) -> None:
+           metadata: str = "", member: str | None = None, generation: int = -1) -> None:
     """Commit ``{(topic, partition): offset}`` for ``group`` (the next offset to read).
-    A live group (with members) takes commits only from its members: UNKNOWN_MEMBER_ID
-    otherwise (Kafka's OffsetCommit rule); an Empty group takes anyone's."""
+
+    Kafka's OffsetCommit rules (ClassicGroup.validateOffsetCommit): a live group (with
+    members) takes commits only from its members (UNKNOWN_MEMBER_ID otherwise), and a
+    member's commit only in the group's current ``generation`` (the one :func:`join`
+    returned; ILLEGAL_GENERATION when its members changed since); an Empty group takes
+    anyone's commit made without a member."""
     _check_group(group)
     kafka.authorize("OffsetCommit", group=group, topics=sorted({t for t, _p in offsets}))
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
         _expire_members(conn, now)
         live = {row[0] for row in _live(conn, group, now)}
-        if live and member not in live:
-            raise KafkaError("UNKNOWN_MEMBER_ID",
-                             "The coordinator is not aware of this member.", field="member")
-        if member is not None and not live:
-            raise KafkaError("UNKNOWN_MEMBER_ID",
-                             "The coordinator is not aware of this member.", field="member")
+        if member is None:
+            if live:
+                raise _unknown_member()
+        else:
+            if member not in live:
+                raise _unknown_member()
+            _check_generation(conn, group, generation)
         rows = _validate_offsets(conn, offsets)
         conn.executemany(
             "INSERT INTO group_offsets(grp, topic, partition, committed, metadata, commit_ms) "
@@ -194,8 +232,10 @@ def write_group_offsets(kafka: TopicStore, rows: Iterable[tuple[str, str, int, i
 
 
 def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
-         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, client_id: str = "") -> None:
-    """``member`` joins ``group`` subscribed to ``topics`` (rejoining refreshes it). The
+         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, client_id: str = "") -> int:
+    """``member`` joins ``group`` subscribed to ``topics`` (rejoining refreshes it); the
+    group's generation, the one the member's commits name. A new member, or new topics,
+    make a new generation (the assignment takes effect at once: no rebalance states). The
     session timeout must be within Kafka's broker defaults 6000..1800000 ms
     (INVALID_SESSION_TIMEOUT)."""
     _check_group(group)
@@ -207,23 +247,31 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
         err.detail = (f"session timeout {session_timeout_ms:,} ms, the broker's range "
                       f"{MIN_SESSION_TIMEOUT_MS:,} to {MAX_SESSION_TIMEOUT_MS:,} ms")
         raise err
-    names = sorted(set(topics))
+    names = json.dumps(sorted(set(topics)))
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
         _expire_members(conn, now)
-        for name in names:
+        for name in json.loads(names):
             get_topic(conn, name)
+        was = conn.execute("SELECT topics FROM group_members WHERE grp = ? AND member = ?",
+                           (group, member)).fetchone()
         conn.execute(
             "INSERT INTO group_members(grp, member, client_id, topics, joined_ms, "
             "heartbeat_ms, session_timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(grp, member) DO UPDATE SET client_id = excluded.client_id, "
             "topics = excluded.topics, heartbeat_ms = excluded.heartbeat_ms, "
             "session_timeout_ms = excluded.session_timeout_ms",
-            (group, member, client_id, json.dumps(names), now, now, session_timeout_ms))
+            (group, member, client_id, names, now, now, session_timeout_ms))
+        if was is None or was[0] != names:
+            _next_generation(conn, [group])
+        return _generation(conn, group)
 
 
-def heartbeat(kafka: TopicStore, group: str, member: str) -> None:
-    """Keep ``member`` alive; UNKNOWN_MEMBER_ID when its session already expired."""
+def heartbeat(kafka: TopicStore, group: str, member: str, generation: int | None = None
+              ) -> None:
+    """Keep ``member`` alive: UNKNOWN_MEMBER_ID when its session already expired,
+    ILLEGAL_GENERATION when ``generation`` (given) is not the group's (its members changed:
+    the member joins again, as Kafka's heartbeat tells it to)."""
     kafka.authorize("Heartbeat", group=group)
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
@@ -231,15 +279,18 @@ def heartbeat(kafka: TopicStore, group: str, member: str) -> None:
         n = conn.execute("UPDATE group_members SET heartbeat_ms = ? WHERE grp = ? AND member = ?",
                          (now, group, member)).rowcount
         if not n:
-            raise KafkaError("UNKNOWN_MEMBER_ID", "The coordinator is not aware of this member.",
-                             field="member")
+            raise _unknown_member()
+        if generation is not None:
+            _check_generation(conn, group, generation)
 
 
 def leave(kafka: TopicStore, group: str, member: str) -> None:
-    """``member`` leaves ``group`` (no error when it is already gone)."""
+    """``member`` leaves ``group`` (no error when it is already gone): a new generation."""
     kafka.authorize("LeaveGroup", group=group)
     with kafka._schema.write() as conn:
-        conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?", (group, member))
+        if conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?",
+                        (group, member)).rowcount:
+            _next_generation(conn, [group])
 
 
 def _assign(members: list[tuple[str, list[str]]],
@@ -389,6 +440,7 @@ def delete_group(kafka: TopicStore, group: str) -> None:
         n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount
         if not n:
             raise _unknown_group(conn, group)
+        conn.execute("DELETE FROM group_generations WHERE grp = ?", (group,))
 
 
 def delete_offsets(kafka: TopicStore, group: str, scope: Iterable[tuple[str, int | None]]

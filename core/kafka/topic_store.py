@@ -77,6 +77,13 @@ SCHEMA_STEPS: list[list[str]] = [
         " start_offset INTEGER NOT NULL,"
         " PRIMARY KEY(topic, partition, epoch)) WITHOUT ROWID",
     ],
+    # a consumer group's generation: one more on every change of its members (Kafka's
+    # ClassicGroup generationId; a commit names the generation it was assigned in)
+    [
+        "CREATE TABLE group_generations ("
+        " grp TEXT PRIMARY KEY,"
+        " generation INTEGER NOT NULL) WITHOUT ROWID",
+    ],
 ]
 
 
