@@ -93,6 +93,14 @@ def sub(
     terminate_at_end: Annotated[bool, typer.Option(
         "--terminate-at-end", "-T",
         help="JetStream: stop once every stored message was received.")] = False,
+    dump: Annotated[str | None, typer.Option(
+        "--dump", metavar="DIRECTORY", show_default=False,
+        help="Write each message to DIRECTORY/N.json (-: on stdout, each ending in a NUL, "
+             "for xargs -0).")] = None,
+    timestamp: Annotated[bool, typer.Option(
+        "--timestamp", "-t", help="Show timestamps in output.")] = False,
+    delta_time: Annotated[bool, typer.Option(
+        "--delta-time", "-d", help="Show time since start in output.")] = False,
     json_output: JsonLinesOption = False,
 ) -> None:
     """Follow messages published on subjects.
@@ -108,6 +116,12 @@ def sub(
     or --stream S is natscli's JetStream subscription: the messages the stream (S, else
     the one storing SUBJECT; one subject) stored from there, then each one it stores next;
     -T/--terminate-at-end stops at the end of what is stored.
+
+    --dump DIRECTORY writes each message to DIRECTORY/N.json instead (N: the stream
+    sequence of a JetStream subscription's message, else its number), natscli's document
+    ({"Subject", "Reply", "Header", "Data": base64, "Sub"}); --dump - writes them on stdout,
+    each followed by a NUL byte. -t/--timestamp shows when each message was received
+    (stored, for a JetStream subscription), -d/--delta-time how long ago.
 
     With --json: JSON lines, one message per line as it arrives ({"subject", "seq"?,
     "time", "headers", "data": base64}), as every following command's --json (kv watch,
@@ -125,20 +139,11 @@ def sub(
         from jetlink.cli.stream_flags import parse_duration_flag
 
         idle_ns = parse_duration_flag(wait, flag="--wait", wait=True)
-    from jetlink.core.subjects import invalid_subject, is_valid_subject
-
-    if not subjects:  # natscli: a subject is required, but for a stream's subscription
-        if stream is None:
-            raise usage("subject is required (or --stream STREAM: its messages)")
-        subjects = [">"]
-    for subject in subjects:
-        if not is_valid_subject(subject):  # the client's refusal, the same on any backend
-            raise invalid_subject(subject, literal=False)
-    if queue is not None and (not queue or any(c.isspace() for c in queue)):
-        # (the protocol's SUB line separates its fields with blanks: nats.go's
-        # ErrBadQueueName refuses the same)
-        raise usage(f"invalid value for --queue: {queue!r}: a queue group name is not empty "
-                    "and holds no blank")
+    subjects = _checked_subjects(subjects, stream, queue)
+    if timestamp and delta_time:
+        raise usage("timestamp and delta-time flags are mutually exclusive")
+    if dump is not None and app.json:
+        raise usage("--dump and --json: one output or the other")
     ignored = _ignored(ignore_subject or [])
     shown = "body" if not (headers_only or subjects_only) else (
         "subject" if subjects_only else "headers")
@@ -150,6 +155,8 @@ def sub(
     start.check()
     stored = stream is not None or start.given()
     _check_stored(stored, subjects, queue, terminate_at_end)
+    show = _shown_by(app, dump, translate, stored, raw=raw, shown=shown, timestamp=timestamp,
+                     delta_time=delta_time)
     js = open_jetstream(app)
     subscriptions: list[Any] = []
     if stored:
@@ -173,10 +180,7 @@ def sub(
             if ignored and any(overlaps(doc["subject"], s) for s in ignored):
                 continue  # natscli's shouldIgnore: neither shown nor counted
             received += 1
-            if app.json:
-                output.json_line(doc, app)
-            else:
-                render_message(app, received, doc, raw=raw, translate=translate, shown=shown)
+            show(received, msg, doc)
             if count is not None and received >= count:
                 break
     finally:
@@ -185,6 +189,47 @@ def sub(
                                                                    None)
             if callable(close):
                 close()
+
+
+def _checked_subjects(subjects: list[str] | None, stream: str | None,
+                      queue: str | None) -> list[str]:
+    """The subjects subscribed to (a stream's subscription without one: ``>``), each valid,
+    and --queue's name: the client's refusals, the same on any backend, before anything."""
+    from jetlink.core.subjects import invalid_subject, is_valid_subject
+
+    if not subjects:  # natscli: a subject is required, but for a stream's subscription
+        if stream is None:
+            raise usage("subject is required (or --stream STREAM: its messages)")
+        subjects = [">"]
+    for subject in subjects:
+        if not is_valid_subject(subject):
+            raise invalid_subject(subject, literal=False)
+    if queue is not None and (not queue or any(c.isspace() for c in queue)):
+        # (the protocol's SUB line separates its fields with blanks: nats.go's
+        # ErrBadQueueName refuses the same)
+        raise usage(f"invalid value for --queue: {queue!r}: a queue group name is not empty "
+                    "and holds no blank")
+    return subjects
+
+
+def _shown_by(app: App, dump: str | None, translate: str | None, stored: bool, *, raw: bool,
+              shown: str, timestamp: bool, delta_time: bool) -> Any:
+    """``show(n, msg, doc)``: the n-th message as --json, --dump or the human output asks."""
+    from jetlink.cli import sub_dump
+
+    if app.json:
+        return lambda _n, _msg, doc: output.json_line(doc, app)
+    if dump is not None:
+        dumper = sub_dump.Dump(app, dump, translate)
+        return lambda n, _msg, doc: dumper.write(n, doc, stored)
+    started = common.now_ns()
+
+    def human(n: int, msg: Any, doc: dict[str, Any]) -> None:
+        stamp = sub_dump.stamp_of(timestamp, delta_time, start_ns=started,
+                                  stored_ns=msg.ts if stored else None)
+        render_message(app, n, doc, raw=raw, translate=translate, shown=shown, stamp=stamp)
+
+    return human
 
 
 def parse_since(text: str) -> int:
@@ -258,15 +303,15 @@ def _ignored(values: list[str]) -> list[str]:
 
 
 def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False,
-                   translate: str | None = None, shown: str = "body") -> None:
-    """natscli's sub output: ``[#1] Received on "SUBJECT"``, the headers, the body (through
-    --translate's command: natscli's sub gives it the subject, no stream); ``shown``
-    "subject" (--subjects-only) stops after the first line, "headers" (--headers-only)
-    after the headers."""
+                   translate: str | None = None, shown: str = "body", stamp: str = "") -> None:
+    """natscli's sub output: ``[#1] Received on "SUBJECT"`` (``stamp``, -t / -d's
+    `` @ ...``, after the number), the headers, the body (through --translate's command:
+    natscli's sub gives it the subject, no stream); ``shown`` "subject" (--subjects-only)
+    stops after the first line, "headers" (--headers-only) after the headers."""
 
     def human(app: App, msg: dict[str, Any], data: bytes) -> None:
         reply = msg.get("reply")  # (natscli: a message's reply subject after its subject)
-        output.line(app, f'[#{n}] Received on "{msg["subject"]}"'
+        output.line(app, f'[#{n}]{stamp} Received on "{msg["subject"]}"'
                          + (f' with reply "{reply}"' if reply else ""))
         if shown == "subject":
             return

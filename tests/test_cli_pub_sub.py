@@ -433,6 +433,64 @@ def test_sub_reads_what_a_stream_stored_as_natscli(jl, args, said, bodies):
     assert all(list(d) == ["subject", "seq", "time", "headers", "data"] for d in lines)
 
 
+def test_sub_timestamps_as_natscli(jl, monkeypatch):
+    """-t: Go's time.StampMicro of when a stored message was stored, in local time; -d: how
+    long ago (Go's Duration text); both: natscli's refusal."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        _stored(jl)
+        stored = jl.clock.now_ns()
+        jl.clock.advance(1_500_000_000)
+        res = ok(jl("sub", "orders.a", "--last", "-T", "-t"))
+        day = time.strftime("%d", time.gmtime(stored // 10**9)).lstrip("0").rjust(2)
+        when = time.strftime(f"%b {day} %H:%M:%S", time.gmtime(stored // 10**9))
+        assert res.stdout == (f'[#1] @ {when}.{stored // 1000 % 10**6:06d} Received on '
+                              '"orders.a"\na3\n\n')
+        res = ok(jl("sub", "orders.a", "--last", "-T", "-d"))
+        assert res.stdout == '[#1] @ 1.5s Received on "orders.a"\na3\n\n'
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    res = jl("sub", "orders.a", "-t", "-d")
+    assert (res.exit_code, res.stderr) == (
+        2, "jetlink: error: timestamp and delta-time flags are mutually exclusive\n")
+
+
+def test_sub_dump_writes_natscli_s_documents(jl, tmp_path):
+    """--dump DIR: DIR/<stream sequence>.json per message, nats.go's Msg as json.Marshal
+    writes it (HTML characters escaped, Header null without headers, Data base64), 0600;
+    --dump -: the documents on stdout, each ending in a NUL; --translate changes Data."""
+    ok(jl("pub", "orders.a", "<a&b>", "-H", "Z:2", "-H", "A:1", "-q"))
+    ok(jl("pub", "orders.b", "", "-q"))
+    target = tmp_path / "dump" / "here"
+    res = ok(jl("sub", "orders.>", "--all", "-T", "--dump", str(target)))
+    assert res.stdout == ""
+    assert sorted(p.name for p in target.iterdir()) == ["1.json", "2.json"]
+    first = (target / "1.json").read_text()
+    assert first == ('{"Subject":"orders.a","Reply":"","Header":{"A":["1"],"Z":["2"]},'
+                     '"Data":"PGEmYj4=","Sub":null}')
+    assert json.loads(first)["Subject"] == "orders.a"
+    assert (target / "2.json").read_text() == (
+        '{"Subject":"orders.b","Reply":"","Header":null,"Data":"","Sub":null}')
+    assert (target / "1.json").stat().st_mode & 0o777 == 0o600
+    assert target.stat().st_mode & 0o777 == 0o700
+    res = ok(jl("sub", "orders.a", "--all", "-T", "--dump", "-", "--translate", "tr a-z A-Z"))
+    assert res.stdout.split("\0") == [
+        '{"Subject":"orders.a","Reply":"","Header":{"A":["1"],"Z":["2"]},'
+        f'"Data":"{base64.b64encode(b"<A&B>").decode()}","Sub":null}}', ""]
+    res = jl("sub", "orders.a", "--all", "-T", "--dump", "-", "-j")
+    assert (res.exit_code, json.loads(res.stdout)) == (
+        2, {"error": {"description": "--dump and --json: one output or the other"}})
+    (tmp_path / "file").write_text("")
+    res = jl("sub", "orders.a", "--all", "-T", "--dump", str(tmp_path / "file" / "x"))
+    assert (res.exit_code, res.stderr) == (
+        1, f"jetlink: error: --dump: cannot make the directory "
+           f"'{tmp_path / 'file' / 'x'}': Not a directory\n")
+
+
 def test_sub_of_a_stream_follows_what_it_stores_next(jl):
     _stored(jl)
     follower = _jetlink(jl.data, "sub", "orders.a", "--last", "--count", "3", "--raw")

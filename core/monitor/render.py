@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 
+from ..gojson import go_string
 from .result import DEFAULT_NAMESPACE, PerfDataItem, Result
 
 __all__ = ["FORMATS", "nagios", "perf_item", "prom_label", "prometheus", "render", "render_json",
@@ -137,27 +138,19 @@ def nagios(result: Result) -> str:
 
 
 # -- json -----------------------------------------------------------------------------------------
-def _go_string(value: str) -> str:
-    out = json.dumps(value, ensure_ascii=False)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                    ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        out = out.replace(ch, esc)
-    return out
-
-
 def _encode(value: object, indent: str) -> str:
     inner = indent + "  "
     if isinstance(value, dict):
         if not value:
             return "{}"
-        rows = [f"{inner}{_go_string(k)}: {_encode(v, inner)}" for k, v in value.items()]
+        rows = [f"{inner}{go_string(k)}: {_encode(v, inner)}" for k, v in value.items()]
         return "{\n" + ",\n".join(rows) + "\n" + indent + "}"
     if isinstance(value, list):
         if not value:
             return "[]"
         return "[\n" + ",\n".join(inner + _encode(v, inner) for v in value) + "\n" + indent + "]"
     if isinstance(value, str):
-        return _go_string(value)
+        return go_string(value)
     if isinstance(value, float):
         return go_json_number(value)
     return json.dumps(value)

@@ -36,6 +36,7 @@ from typing import Any
 
 from .. import headers as H
 from ..errors import ApiError, nats_error
+from ..gojson import marshal
 from ..limits import MAX_PAYLOAD
 from ..messages import StoredMsg
 
@@ -190,14 +191,9 @@ def parse_sources(text: str) -> Sources | None:
     return out
 
 
-_HTML = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                       "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
 def sources_text(sources: Sources) -> str:
     """``json.Marshal`` of the sources map: keys sorted, no spaces, HTML characters escaped."""
-    text = json.dumps(sources, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    return text.translate(_HTML)
+    return marshal(sources, sort_keys=True)
 
 
 # --- headers --------------------------------------------------------------------------------
