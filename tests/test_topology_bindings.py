@@ -163,6 +163,39 @@ def test_target_table_writes_file_paths_absolute(tmp_path, monkeypatch):
                                      "tls_ca": str(tmp_path / "certs" / "ca.pem")}
 
 
+def test_a_files_relative_paths_are_read_beside_the_file(tmp_path, monkeypatch):
+    """creds, nkey and the TLS files given relative in a topology file are the ones beside
+    the file (as a kubeconfig's), whatever the working directory; ~ and absolute paths
+    stay as written; the same file read from two directories binds the same files."""
+    from jetlink.core.topology.load import load_files
+
+    (tmp_path / "topo").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    path = tmp_path / "topo" / "dr.toml"
+    path.write_text(textwrap.dedent("""\
+        [clusters.west]
+        server = "nats://h:4222"
+        creds = "ops.creds"
+        tls_ca = "certs/../certs/ca.pem"
+        tls_cert = "/etc/cert.pem"
+        nkey = "~/user.nk"
+    """))
+    seen = []
+    for cwd, given in ((tmp_path / "elsewhere", str(path)), (tmp_path / "topo", "dr.toml")):
+        monkeypatch.chdir(cwd)
+        topo = load_files([given])
+        assert topo.problems == []
+        seen.append(topo.clusters["west"].binding)
+    assert seen[0] == seen[1] == {
+        "server": "nats://h:4222", "creds": str(tmp_path / "topo" / "ops.creds"),
+        "tls_ca": str(tmp_path / "topo" / "certs" / "ca.pem"),
+        "tls_cert": "/etc/cert.pem", "nkey": "~/user.nk"}
+    assert topo.clusters["west"].to_table()["creds"] == str(tmp_path / "topo" / "ops.creds")
+    target = resolve_binding(topo.clusters["west"], {})
+    assert (target.creds, target.tls_ca) == (str(tmp_path / "topo" / "ops.creds"),
+                                             str(tmp_path / "topo" / "certs" / "ca.pem"))
+
+
 @pytest.mark.parametrize(("servers", "user", "password", "table", "left"), [
     # the URL's user part: user:password gives the user; a lone part is a token
     (("nats://ops:pw@h:4222",), None, None, {"server": "nats://h:4222", "user": "ops"},

@@ -91,11 +91,13 @@ def _authorizer_keys(body: dict[str, Any], kind: str, problem: Any
     return out[0], out[1], out[2]
 
 
-def _binding(name: str, body: dict[str, Any], problem: Callable[[str | None, str], None]
-             ) -> dict[str, Any]:
+def _binding(name: str, body: dict[str, Any], problem: Callable[[str | None, str], None],
+             file: str) -> dict[str, Any]:
     """The server binding keys of ``[clusters.<name>]`` that are valid (each bad one is a
     problem naming the key, the value and the rule). URLs and timeouts are checked with the
-    rules of ``--server`` / ``--timeout`` (core/live/settings.py)."""
+    rules of ``--server`` / ``--timeout`` (core/live/settings.py). A relative file path
+    (``creds``, ``nkey``, the TLS files) is the one beside ``file``, made absolute, as a
+    kubeconfig's or a compose file's paths are read: the file applies from any directory."""
     from ..live.settings import parse_servers, parse_timeout
 
     where = f"[clusters.{name}]"
@@ -142,6 +144,8 @@ def _binding(name: str, body: dict[str, Any], problem: Callable[[str | None, str
                 problem(key, f"{where} js_domain = {value!r}: invalid JetStream domain: a "
                         'domain name may contain only letters, digits, "_" and "-"')
                 continue
+        elif key in _PATH_KEYS and not os.path.isabs(value) and not value.startswith("~"):
+            value = os.path.abspath(os.path.join(os.path.dirname(file), value))
         out[key] = value
     if not ("server" in body or "context" in body):
         for key in out:

@@ -307,7 +307,7 @@ class Topology:
         if not isinstance(description, str):
             problem("description", "description must be a string")
             description = ""
-        binding = _binding(name, body, problem)
+        binding = _binding(name, body, problem, f.path)
         if binding and kind == "kafka" and ("server" in binding or "context" in binding):
             problem("kind", f'cluster "{name}" is bound to a NATS server (server / context): '
                     'its kind must be "nats", not "kafka"')
