@@ -829,29 +829,60 @@ def test_a_stalled_consumer_never_moves_back_the_offset_its_partitions_new_owner
     assert seen_a == [(0, i) for i in range(6)]
     assert kafka.assignment("G", fast.member) == [("t", 0)]
     assert seen_b == [(0, i) for i in range(9)]
-    assert kafka.committed("G") == {("t", 0): 9}  # fast's: slow's 6 refused
+    # fast's 9: slow's 6 refused; slow joined again and committed the position of the
+    # partition it holds now, where it started (nothing read from it yet)
+    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 0}
     assert notices == [
         "Offset commit failed on partition t-0 at offset 6: ILLEGAL_GENERATION: Specified "
-        f"group generation id is not valid. (generation {slow.generation} of group 'G', "
-        f"which is at generation {slow.generation + 1}: its members changed since this "
-        "member joined); the consumer joins the group again and reads on from the group's "
-        "committed offsets"]
+        f"group generation id is not valid. (generation {slow.generation - 1} of group 'G', "
+        f"which is at generation {slow.generation}: its members changed since this "
+        "member joined); the consumer joined the group again (generation "
+        f"{slow.generation}): t-0 went to another member, which reads it from the group's "
+        "committed offset"]
     seen_a.clear()
     assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 4
     assert seen_a == [(1, i) for i in range(4)]  # joined again: its partition now
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
-    # evicted while handling: the commit refused and said, the next pass a member again
+    # evicted while handling: the commit refused and said; joined again with the partition
+    # still its own: committed in the new generation, nothing read twice
     kafka.produce("t", [(None, b"b4")], partition=1)
     notices.clear()
     assert slow.poll(None, lambda r: clock.advance_s(11)) == 1
     assert [n.split(": ")[1] for n in notices] == ["UNKNOWN_MEMBER_ID"]
-    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
+    assert notices[0].endswith("t-1 is still its own, committed at offset 5")
+    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 5}
     fast.close()
     seen_a.clear()
-    assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 1
-    assert seen_a == [(1, 4)]  # b4 again (its commit was refused); partition 0 from 9
+    assert slow.poll(None, seen_a.append) == 0  # partition 0 from fast's 9, 1 from 5
     slow.close()
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 5}
+
+
+def test_a_partition_a_consumer_keeps_through_a_join_is_not_read_twice(kafka):
+    """The members change while a consumer handles a batch of a partition that stays its
+    own: its refused commit is made again in the new generation, and the records are not
+    read again (Kafka's consumer commits before a rebalance and keeps such partitions)."""
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 2)
+    kafka.produce("t", [(None, b"a%d" % i) for i in range(5)], partition=0)
+    notices, seen, other = [], [], []
+    first = TopicConsumer(kafka, "t", group="G", from_beginning=True, client_id="a",
+                          on_notice=notices.append)
+
+    def join_meanwhile(record):
+        seen.append(record.offset)
+        if not other:
+            other.append(TopicConsumer(kafka, "t", group="G", from_beginning=True,
+                                       client_id="b"))  # takes partition 1
+
+    assert first.poll(None, join_meanwhile) == 5
+    assert notices[0].endswith("t-0 is still its own, committed at offset 5")
+    assert kafka.committed("G") == {("t", 0): 5}
+    assert first.poll(None, seen.append) == 0
+    assert seen == [0, 1, 2, 3, 4]
+    other[0].close()
+    first.close()
 
 
 def test_range_assignment_and_leave(orders):

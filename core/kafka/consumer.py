@@ -9,11 +9,13 @@ with ``from_beginning``, else the log end; an offset that fell out of range is r
 same way), at most :data:`FETCH_MAX` records per partition, handed over, then committed in
 the generation the member joined in. A commit the group refuses because its members changed
 meanwhile (ILLEGAL_GENERATION, or UNKNOWN_MEMBER_ID once evicted) ends the pass and is said
-through ``on_notice``, as Kafka's consumer logs a failed commit: the member joins again and
-every partition it is then assigned is read from the group's committed offset, so records
-handled since the last commit are read again (at least once), and the offset a partition's
-new owner committed is never moved back. :meth:`TopicConsumer.close` leaves the group.
-Without a group every partition is read and nothing is committed.
+through ``on_notice``, as Kafka's consumer logs a failed commit; the member joins again: a
+partition still its own keeps its position and is committed in the new generation (never
+behind the group's offset), one that went to another member is dropped, and its new owner
+reads it from the group's committed offset (the records this member handled since its last
+commit of it are read again: at least once; the offset a new owner committed is never moved
+back). :meth:`TopicConsumer.close` leaves the group. Without a group every partition is read
+and nothing is committed.
 """
 
 from __future__ import annotations
@@ -60,18 +62,47 @@ class TopicConsumer:
         if group is not None:
             self._join()
 
-    def _join(self) -> None:
+    def _join(self) -> dict[int, int | None]:
+        """Join the group (again: evicted, or its members changed): the group's generation
+        now. A partition still assigned keeps its position (moved up to the group's
+        committed offset if another member read further meanwhile) and that position is
+        committed in this generation where it is ahead of the group's offset, as Kafka's
+        consumer commits before it gives a partition up and keeps the ones a cooperative
+        rebalance leaves it; the others are dropped (their new owners read them from the
+        group's committed offset). Returns ``{partition: position kept, or None: lost}`` of
+        the partitions it held."""
         assert self.group is not None
+        held = self.positions
         self.generation = self.kafka.join(
             self.group, self.member, [self.topic], session_timeout_ms=self.session_timeout_ms,
             client_id=self.client_id)
-        # Kafka's eager rebalance: every partition is revoked; each one assigned now starts
-        # from the group's committed offset (another member may have moved it meanwhile)
         self.positions = {}
+        if not held:
+            return {}
+        committed = self.kafka.committed(self.group)
+        mine = set(self.assigned())
+        ahead = {}
+        for p, pos in held.items():
+            if p not in mine:
+                continue
+            at = committed.get((self.topic, p))
+            self.positions[p] = pos if at is None else max(pos, at)
+            if at is None or pos > at:
+                ahead[(self.topic, p)] = pos
+        if ahead:
+            try:
+                self.kafka.commit(self.group, ahead, member=self.member,
+                                  generation=self.generation)
+            except KafkaError as err:
+                if err.name not in _REJOIN:
+                    raise
+                self.positions = {}  # changed again meanwhile: the next pass joins again
+        return {p: self.positions.get(p) for p in held}
 
     def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
-        """Commit ``offsets`` in this member's generation; False (said through on_notice)
-        when the group refuses it because its members changed or the member was evicted."""
+        """Commit ``offsets`` in this member's generation. When the group refuses it (its
+        members changed, or this member was evicted): join again (:meth:`_join`: what is
+        still this member's is committed then), say so through on_notice, and False."""
         assert self.group is not None
         try:
             self.kafka.commit(self.group, offsets, member=self.member,
@@ -79,13 +110,18 @@ class TopicConsumer:
         except KafkaError as err:
             if err.name not in _REJOIN:
                 raise
+            after = self._join()
             if self.on_notice is not None:
                 at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
                 why = f" ({err.detail})" if err.detail else ""
+                fates = [f"{self.topic}-{p} " + (
+                    f"is still its own, committed at offset {after[p]}"
+                    if after.get(p) is not None else "went to another member, which reads "
+                    "it from the group's committed offset") for (_t, p) in sorted(offsets)]
                 self.on_notice(
                     f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
-                    f"{at}: {err.name}: {err.description}{why}; the consumer joins the "
-                    "group again and reads on from the group's committed offsets")
+                    f"{at}: {err.name}: {err.description}{why}; the consumer joined the "
+                    f"group again (generation {self.generation}): {'; '.join(fates)}")
             return False
         return True
 
@@ -152,8 +188,7 @@ class TopicConsumer:
                 self.positions[p] = record.offset + 1
             read += len(batch)
             if group is not None and not self._commit({(topic, p): self.positions[p]}):
-                self.positions = {}  # refused: the next pass joins again first
-                break
+                break  # (joined again: the next pass reads what is assigned now)
         return read
 
     def close(self) -> None:
