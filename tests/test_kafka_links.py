@@ -500,7 +500,7 @@ def test_pause_and_resume(links):
     assert links.alter("L", {"cluster.link.paused": "true"}).state == "PAUSED"
     assert links.state("L") == "PAUSED"
     assert [t.state for t in links.tasks("L")] == [
-        "NOT_CONFIGURED", "NOT_CONFIGURED", "NOT_CONFIGURED", "PAUSED"]
+        "NOT_CONFIGURED", "NOT_CONFIGURED", "NOT_CONFIGURED", "LINK_PAUSED"]  # (REST's)
     assert links.resume("L").state == "ACTIVE"
     assert links.pause("L").paused
 
@@ -609,8 +609,8 @@ def test_unavailable_while_the_source_is_down(links, dd):
     assert [t.to_json() for t in info.tasks] == [
         {"task_name": "AclSync", "state": "NOT_CONFIGURED", "errors": []},
         {"task_name": "AutoCreateMirror", "state": "NOT_CONFIGURED", "errors": []},
-        {"task_name": "ConsumerOffsetSync", "state": "IN_ERROR", "errors": error},
-        {"task_name": "TopicConfigsSync", "state": "IN_ERROR", "errors": error},
+        {"task_name": "ConsumerOffsetSync", "state": "LINK_UNAVAILABLE", "errors": error},
+        {"task_name": "TopicConfigsSync", "state": "LINK_UNAVAILABLE", "errors": error},
     ]
     links.pause("L")
     assert links.state("L") == "UNAVAILABLE"  # an outage shows through a pause
@@ -637,8 +637,8 @@ def test_failed_when_an_engine_records_an_error(links):
     info = links.get("L")
     assert (info.state, info.link_error, info.link_error_message) == (
         "FAILED", "SOURCE_TOPIC_ACLS_REVOKED", "The link may no longer read the source.")
-    assert [t.state for t in info.tasks] == ["NOT_CONFIGURED", "IN_ERROR", "NOT_CONFIGURED",
-                                             "IN_ERROR"]
+    assert [t.state for t in info.tasks] == ["NOT_CONFIGURED", "LINK_FAILED",
+                                             "NOT_CONFIGURED", "LINK_FAILED"]
     links.clear_error("L")
     assert links.state("L") == "ACTIVE"
 

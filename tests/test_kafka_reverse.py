@@ -269,6 +269,34 @@ def test_the_reversed_links_principal_needs_what_a_created_mirrors_needs(world, 
     getattr(m, verb)("orders", "L", dry_run=True)  # allowed now
 
 
+def test_truncate_and_restore_needs_what_a_created_mirror_needs(world):
+    """Failing back makes west's orders a mirror of east's through west's link L: where
+    east enforces ACLs, that link's principal needs READ and DESCRIBE_CONFIGS there, as
+    mirror create asks; refused (dry run too) before any record is truncated."""
+    from jetlink.core.kafka.acls import AclBinding, AclStore
+
+    dd, clock, _west, _east = world
+    Mirrors(dd, "east", clock).failover(["orders"], "L")
+    acls = AclStore(dd.open("east"))
+    acls.configure(enabled=True)
+    before = _state(dd)
+    m = Mirrors(dd, "west", clock)
+    for dry_run in (True, False):
+        with pytest.raises(KafkaError) as err:
+            m.truncate_and_restore("orders", "L", dry_run=dry_run)
+        assert err.value.name == "TOPIC_AUTHORIZATION_FAILED"
+        assert err.value.description.startswith(
+            "Cluster link 'L' is not authorized to mirror source topic 'orders': its "
+            "principal User:ANONYMOUS needs the ACLs READ and DESCRIBE_CONFIGS on the topic "
+            "in source cluster east")
+        assert err.value.description.endswith(
+            "(truncate-and-restore makes topic 'orders' a mirror of it through that link)")
+    assert _state(dd) == before
+    acls.add([AclBinding("TOPIC", "orders", "LITERAL", "User:ANONYMOUS", "*", op, "ALLOW")
+              for op in ("READ", "DESCRIBE_CONFIGS")])
+    m.truncate_and_restore("orders", "L", dry_run=True)  # allowed now
+
+
 def test_an_unknown_link_is_not_found(world):
     dd, clock, _west, _east = world
     with pytest.raises(KafkaError) as err:

@@ -357,6 +357,13 @@ def test_link_create_errors(rest):
           "as its destination (give it, or leave it out)")
     created(rest.http.post("/l3/links", params={"link_name": "N", "validate_only": "true"},
                            json={"source_cluster_id": "west", "destination_cluster_id": "l3"}))
+    # remote_cluster_id is the remote cluster the client expects: this link's source
+    error(rest.http.post("/l3/links", params={"link_name": "M"},
+                         json={"source_cluster_id": "west", "remote_cluster_id": "east"}),
+          400, 40002, "remote_cluster_id 'east': the remote cluster of a link created here is "
+          "its source, source_cluster_id 'west' (give the same id, or leave it out)")
+    created(rest.http.post("/l3/links", params={"link_name": "N", "validate_only": "true"},
+                           json={"source_cluster_id": "west", "remote_cluster_id": "west"}))
     msg = error(create_link(rest, "l3", "M", "w" * 100_000), 400, 40002)
     assert msg == (f"source_cluster_id '{'w' * 39}... (100,002 characters): a cluster id here "
                    "is a cluster name, 1 to 64 letters, digits, '_' or '-'")

@@ -775,6 +775,12 @@ def create_link(call: Call) -> tuple[int, Any]:
         raise RestError(400, BAD_REQUEST, f"source_cluster_id {_clipped(source)}: a cluster id "
                                           "here is a cluster name, 1 to 64 letters, digits, "
                                           "'_' or '-'")
+    remote = body.get("remote_cluster_id")  # (the expected remote: this link's source)
+    if remote is not None and remote != source:
+        raise RestError(400, BAD_REQUEST, f"remote_cluster_id {_clipped(remote)}: the remote "
+                                          "cluster of a link created here is its source, "
+                                          f"source_cluster_id {_clipped(source)} (give the "
+                                          "same id, or leave it out)")
     dest = body.get("destination_cluster_id")
     if dest is not None and dest != call.cluster:  # (never silently another destination)
         raise RestError(400, BAD_REQUEST, f"destination_cluster_id {_clipped(dest)}: a link "

@@ -5,8 +5,8 @@ Clients (``--principal User:NAME`` on ``topic produce|consume|create|describe`` 
 ``group`` verbs): :data:`REQUESTS` lists, per Kafka request, the operations and resources
 Kafka's broker authorizes, in the order it does (KafkaApis ``handleProduceRequest``,
 ``handleFetchRequest``, ``handleOffsetCommitRequest`` ... ; Apache Kafka's "Kafka
-Authorizations (ACLs)" table): Produce WRITE on the topic (IDEMPOTENT_WRITE on the cluster
-only for idempotent records, which jetlink's console producer does not write), Fetch READ on
+Authorizations (ACLs)" table): Produce WRITE on the topic (nothing on the cluster since
+KIP-679: IDEMPOTENT_WRITE is InitProducerId's, which jetlink's producer never asks), Fetch READ on
 the topic, JoinGroup / Heartbeat / LeaveGroup READ on the group, OffsetCommit READ on the
 group then READ on each topic, OffsetFetch and DescribeGroups DESCRIBE on the group (the
 partitions of topics without DESCRIBE left out of the offsets, as OffsetFetch answers them),

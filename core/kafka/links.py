@@ -55,9 +55,10 @@ AutoCreateMirror (``auto.create.mirror.topics.enable``), ConsumerOffsetSync
 (``consumer.offset.sync.enable``), TopicConfigsSync (always configured: mirror topics always
 sync their configs). A task that is not configured is ``NOT_CONFIGURED``; else, first that
 applies: ``IN_ERROR`` with ``UNSUPPORTED_LINK_MODE`` on a link whose mode is not DESTINATION;
-``IN_ERROR`` with the link's error when the link is FAILED or UNAVAILABLE; ``PAUSED`` when the
-link is paused; ``IN_ERROR`` with the errors an engine recorded for the task
-(:meth:`Links.set_task_errors`); ``ACTIVE``.
+``LINK_FAILED`` / ``LINK_UNAVAILABLE`` with the link's error when the link is FAILED or
+UNAVAILABLE; ``LINK_PAUSED`` when the link is paused (REST v3's LinkTaskState names);
+``IN_ERROR`` with the errors an engine recorded for the task (:meth:`Links.set_task_errors`);
+``ACTIVE``.
 
 The mirrors module plugs in through :class:`LinkHooks` (see its docstring): the mirror topics
 of a link (REST ``topic_names``), the ones that keep it from being deleted, and what happens to
@@ -907,7 +908,9 @@ NO_ERROR = "NO_ERROR"
 UNAVAILABLE_ERRORS = ("SOURCE_CLUSTER_NOT_FOUND", "SOURCE_CLUSTER_UNAVAILABLE")
 
 TASK_NAMES = ("AclSync", "AutoCreateMirror", "ConsumerOffsetSync", "TopicConfigsSync")
-TASK_STATES = ("ACTIVE", "NOT_CONFIGURED", "PAUSED", "IN_ERROR")
+# REST v3's LinkTaskState (the ones the engine reaches)
+TASK_STATES = ("ACTIVE", "NOT_CONFIGURED", "IN_ERROR", "LINK_FAILED", "LINK_UNAVAILABLE",
+               "LINK_PAUSED")
 # task -> (the column of its last run, the config giving its interval in ms)
 TASK_SCHEDULE: dict[str, tuple[str, str]] = {
     "AclSync": ("last_acl_sync_ms", "acl.sync.ms"),
@@ -958,11 +961,11 @@ def compute_tasks(
                 f"link.mode={cfg.link_mode}",
             },)))
         elif state in (FAILED, UNAVAILABLE):
-            out.append(TaskInfo(task, "IN_ERROR", ({
+            out.append(TaskInfo(task, f"LINK_{state}", ({
                 "error_code": link_error, "error_message": link_error_message or "",
             },)))
         elif state == PAUSED:
-            out.append(TaskInfo(task, "PAUSED"))
+            out.append(TaskInfo(task, "LINK_PAUSED"))
         elif (task_errors or {}).get(task):
             errors = tuple(
                 {"error_code": str(e.get("error_code", "")),

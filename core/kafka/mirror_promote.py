@@ -428,6 +428,15 @@ def truncate_and_restore(m: MirrorState, topic: str, link: str, *, dry_run: bool
     if mine.mirror_link:
         raise KafkaError("INVALID_REQUEST", f"Topic '{topic}' is already a mirror topic",
                          field="topic")
+    # the restored mirror copies the other side's topic through the link: its principal
+    # needs what a created mirror's needs there, checked before anything is truncated
+    from .authz import ANONYMOUS, mirror_refusal
+
+    refused = mirror_refusal(src.cluster, li.principal or ANONYMOUS, source_topic, link)
+    if refused is not None:
+        refused.description += (f" (truncate-and-restore makes topic '{topic}' a mirror of "
+                                "it through that link)")
+        raise refused
     stopped = _stopped_at(m, other, rows[0], topic)
     parts = _truncation(m, topic, stopped)
     clamps = _truncation_clamps(m, topic, parts)
