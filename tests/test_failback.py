@@ -239,6 +239,45 @@ def test_round_trip(world):
     check_round_trip(world.data, tail_path, world.tail)
 
 
+def test_a_mirror_back_promoted_on_its_side_is_switched_never_saved_again(world, jl):
+    """After the first failback west's ORDERS mirrors east; an operator promotes it there
+    (stream promote). The switch sees it promoted and finishes the rest: the tail saved
+    first is never saved again (west's messages now are east's, no tail of west's own);
+    refused while east took messages after that promotion, nothing changed then."""
+    tail_path = str(world.tmp / "tail")
+    assert world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}",
+                 "-f").exit_code == 0
+    saved = _rows(tail_path)
+    assert saved == sorted(world.tail)
+    assert jl("--cluster", "west", "stream", "promote", "ORDERS", "-f").exit_code == 0
+    dd, east = _js(world.data, "east")
+    east.publish("orders.eu", b"after west was promoted")
+    dd.close()
+    before = state(world.data)
+    res = world("stream", "failback", "ORDERS_EAST", "--switch", "-f")
+    assert res.exit_code == 1
+    assert "ORDERS_EAST@east took messages after ORDERS@west was promoted (sequences " \
+        "15..15): they are only on ORDERS_EAST@east; save them (jetlink stream export), " \
+        "publish on ORDERS@west what belongs there, remove them from ORDERS_EAST@east " \
+        "(jetlink stream rmm ORDERS_EAST SEQ) and run again" in res.stderr.replace("\n", " ")
+    assert state(world.data) == before and _rows(tail_path) == saved
+    dd, east = _js(world.data, "east")
+    east.delete_msg("ORDERS_EAST", 15)  # (moved by hand, as the refusal says)
+    dd.close()
+    plan = doc(world("stream", "failback", "ORDERS_EAST", "--switch", "--dry-run", "-j"))
+    assert "save-tail" not in [s["step"] for s in plan["steps"]]
+    res = world("stream", "failback", "ORDERS_EAST", "--switch", "-f")
+    assert res.exit_code == 0, res.stderr
+    assert _rows(tail_path) == saved
+    dd, west_js = _js(world.data, "west")
+    try:
+        assert west_js.stream_info("ORDERS").config.mirror is None
+        assert JetStream(dd.open("east"), SystemClock()).stream_info(
+            "ORDERS_EAST").config.mirror.name == "ORDERS"
+    finally:
+        dd.close()
+
+
 def test_human_report_lists_the_tail(world):
     tail_path = str(world.tmp / "t")
     out = world("stream", "failback", "ORDERS_EAST", "--tail", f"parquet:{tail_path}", "-f")

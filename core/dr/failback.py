@@ -730,8 +730,10 @@ def _to_mirror(run: _Run) -> bool:
     planned = created = moved = False
     for _attempt in range(3):
         oinfo = _stream(run.osite.js, run.origin_name)
-        if oinfo is None or oinfo.config.mirror is not None:
-            break
+        if oinfo is None or oinfo.config.mirror is not None or _promoted_mirror_of(
+                run.stream, oinfo):
+            break  # (promoted on its side after this failback made it our mirror: the
+            # switch finishes; its messages are the promoted stream's, no tail of its own)
         cut = int(oinfo.state.last_seq)
         if not _save_tail_step(run, cut):
             continue  # it took messages while its tail was saved: save the longer tail
@@ -773,6 +775,19 @@ def _to_mirror(run: _Run) -> bool:
     if tail.note or tail.messages == 0:
         tail.note = tail.note or _NO_TAIL
     return planned
+
+
+def _held_after(js: Any, stream: str, seq: int) -> Any:
+    """The first message ``stream`` still holds after sequence ``seq`` (None: none; one
+    removed, moved by an operator, is not held)."""
+    return next(iter(js.messages(stream, start_seq=seq + 1, chunk=1)), None)
+
+
+def _promoted_mirror_of(stream: str, oinfo: Any) -> bool:
+    """Whether the old origin is a mirror of ``stream`` that was promoted on its side (its
+    PROMOTED_KEY names that mirror): made so by a failback, then ``stream promote``d."""
+    was = _was_mirror(oinfo.config)
+    return was is not None and was[0].mirror is not None and was[0].mirror.name == stream
 
 
 def _save_tail_step(run: _Run, cut: int) -> bool:
@@ -1092,12 +1107,17 @@ def _record_promoted(run: _Run, info: Any, planned: bool) -> None:
     if oinfo is not None and oinfo.config.mirror is None:  # promoted on its side
         promoted = _was_mirror(oinfo.config)
         at = promoted[1] if promoted is not None else int(oinfo.state.last_seq)
-        if int(info.state.last_seq) > at:
+        # what it still holds after that sequence (the ones an operator moved and removed
+        # are no longer its own: the switch goes on)
+        later = _held_after(run.site.js, run.stream, at) if int(info.state.last_seq) > at \
+            else None
+        if later is not None:
             raise JetlinkError(
                 f"{report.here} took messages after {report.there} was promoted "
-                f"(sequences {at + 1}..{info.state.last_seq}): they are only on "
-                f"{report.here}; save "
-                "them (jetlink stream export) and move them before switching",
+                f"(sequences {later.seq}..{info.state.last_seq}): they are only on "
+                f"{report.here}; save them (jetlink stream export), publish on "
+                f"{report.there} what belongs there, remove them from {report.here} "
+                f"(jetlink stream rmm {run.stream} SEQ) and run again",
                 field="stream")
     rec["stream_config"] = _cfg_doc(info.config)
     rec["stream_consumers"] = _positions(run.site.js.consumers(run.stream))
@@ -1216,8 +1236,8 @@ def _mirror_again(run: _Run) -> None:
     if info is not None and info.config.mirror is not None:
         return
     if info is not None:
-        if not run.dry_run and int(ojs.stream_info(run.origin_name).state.last_seq) < int(
-                info.state.last_seq):  # pragma: no cover - promote needs it caught up
+        if not run.dry_run and _held_after(js, run.stream, int(
+                ojs.stream_info(run.origin_name).state.last_seq)) is not None:
             raise JetlinkError(f"{report.there} does not hold every message of "
                                f"{report.here}: it was not deleted", field="stream")
         if not run.dry_run:
