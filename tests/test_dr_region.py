@@ -197,6 +197,64 @@ def test_an_interrupt_after_the_run_ended_leaves_its_own_exit_status(region, mon
     assert r.stdout.splitlines()[-1].startswith("Region failover of west: 3 done")
 
 
+def test_an_interrupt_while_workers_run_lets_them_end_and_starts_no_other():
+    """Objects run in worker threads (a live backend's): Ctrl-C reaches the main thread
+    only; the objects under way run to their end, none is started after it, and the level
+    says it was interrupted."""
+    import os
+    import signal
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from jetlink.core.dr import region as R
+
+    started = []
+    both = threading.Barrier(2, timeout=30)  # (A and B under way when the interrupt comes)
+
+    def run(o):
+        started.append(o.name)
+        both.wait()
+        if o.name == "A":
+            os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.3)
+        return {}
+
+    plan = SimpleNamespace(backend=SimpleNamespace(parallel=2), action=R.FAILBACK,
+                           run_options={}, _mark=lambda o: None, _run=run,
+                           _unfence=lambda o: "")
+    level = [R.RegionObject(kind="stream", name=n, side="east", cluster="east", stream=n,
+                            origin=n, region="west") for n in "ABCD"]
+    assert R.RegionPlan._run_level(plan, level, None, threading.Lock()) is True
+    assert sorted(started) == ["A", "B"]
+    assert [o.state for o in level] == [R.DONE, R.DONE, R.PLANNED, R.PLANNED]
+
+
+@pytest.mark.parametrize(("run_first", "code"), [(3, 0), (1, 130)])
+def test_an_interrupt_in_a_parallel_level_ends_the_run_whole_or_stops_it(
+        region, monkeypatch, run_first, code):
+    """A level interrupted while its workers ran (RegionPlan._run_level True): every object
+    ended, the run is recorded finished and its exit status is its own; objects left, it
+    stopped (130, the re-run finishes)."""
+    from jetlink.core.dr import region as R
+
+    real = R.RegionPlan._run_level
+
+    def interrupted_level(self, level, on_event, lock):
+        real(self, level[:run_first], on_event, lock)
+        return True
+
+    monkeypatch.setattr(R.RegionPlan, "_run_level", interrupted_level)
+    r = east(region, "dr", "failover", "--from", "west", "-f")
+    assert r.exit_code == code, r.output
+    if code:
+        assert "stopped with 1 of 3 objects ended" in r.stderr
+    monkeypatch.setattr(R.RegionPlan, "_run_level", real)
+    d = doc(east(region, "dr", "failover", "--from", "west", "-f", "-j"))
+    assert d["complete"] is True
+    assert bool(d.get("nothing_to_do")) is (code == 0)
+
+
 def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
     """--cluster west (down) with --from east, the two swapped: said as such (exit 2, nothing
     changed), naming the cluster that answers, never the region itself; dr check of it

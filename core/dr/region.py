@@ -653,34 +653,13 @@ class RegionPlan:
             report.nothing_to_do = report.finished is None
             report.finished = report.finished or self._finished()
             return report
-        now_ns = self.clock.now_ns()
-        now = _stamp(now_ns)
-        for j in self.journals.values():
-            given = self.options.get("tail") if self.action == FAILBACK else None
-            if j.doc is None or j.doc.get("finished"):
-                options = dict(self.options)
-                had = ((j.doc or {}).get("options") or {}).get("tail")
-                if self.action == FAILBACK and not given and had:
-                    options["tail"] = had  # the tails an earlier run saved stay where it did
-                j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
-                         "side": None, "options": options, "started": now,
-                         "started_ns": now_ns, "run": secrets.token_hex(8),
-                         "finished": None, "objects": {}}
-            else:
-                if given:  # a run resumed with another --tail: its path is the one taken
-                    j.doc.setdefault("options", {})["tail"] = given
-                if self.action == FAILBACK and not self.options.get("switch"):
-                    # a run killed with --switch finished by one without: what it finishes
-                    # is not switched back, so a later --switch run still has that to do
-                    j.doc.setdefault("options", {})["switch"] = False
-            for o in self.objects:
-                if self._journal(o) is j:
-                    j.doc["objects"].setdefault(o.key, {"state": o.state, "at": now,
-                                                        "detail": o.detail})
-            j.write()
+        now = self._start_journals()
         report.started = report.started or now
         lock = threading.Lock()
+        interrupted = False
         for level in _levels(self.todo):
+            if interrupted:
+                break
             failed = {o.key for o in self.objects if o.state == FAILED}
             runnable = []
             for o in level:
@@ -689,7 +668,9 @@ class RegionPlan:
                     self._mark(o)
                 else:
                     runnable.append(o)
-            self._run_level(runnable, on_event, lock)
+            interrupted = self._run_level(runnable, on_event, lock)
+        if interrupted and any(o.state in (PLANNED, RUNNING) for o in self.objects):
+            raise KeyboardInterrupt  # (the objects left: the run stopped between two)
         if self.run_options.get("fence"):
             report.fence = self._fence()
             if report.fence is not None:  # the origins fenced before their objects: said so
@@ -716,6 +697,36 @@ class RegionPlan:
                     j.write()
                 report.finished = end
         return report
+
+    def _start_journals(self) -> str:
+        """Each journal written before the run: a new run's (the options, every object
+        planned), or a stopped run's continued (a resumed run's options); the time now."""
+        now_ns = self.clock.now_ns()
+        now = _stamp(now_ns)
+        for j in self.journals.values():
+            given = self.options.get("tail") if self.action == FAILBACK else None
+            if j.doc is None or j.doc.get("finished"):
+                options = dict(self.options)
+                had = ((j.doc or {}).get("options") or {}).get("tail")
+                if self.action == FAILBACK and not given and had:
+                    options["tail"] = had  # the tails an earlier run saved stay where it did
+                j.doc = {"version": VERSION, "action": self.action, "regions": self.regions,
+                         "side": None, "options": options, "started": now,
+                         "started_ns": now_ns, "run": secrets.token_hex(8),
+                         "finished": None, "objects": {}}
+            else:
+                if given:  # a run resumed with another --tail: its path is the one taken
+                    j.doc.setdefault("options", {})["tail"] = given
+                if self.action == FAILBACK and not self.options.get("switch"):
+                    # a run killed with --switch finished by one without: what it finishes
+                    # is not switched back, so a later --switch run still has that to do
+                    j.doc.setdefault("options", {})["switch"] = False
+            for o in self.objects:
+                if self._journal(o) is j:
+                    j.doc["objects"].setdefault(o.key, {"state": o.state, "at": now,
+                                                        "detail": o.detail})
+            j.write()
+        return now
 
     def _fence_first(self, o: RegionObject) -> None:
         """``--fence``: ``o``'s origin fenced before ``o`` is promoted, as ``dr fence`` fences
@@ -856,7 +867,9 @@ class RegionPlan:
 
     def _run_level(self, level: list[RegionObject],
                    on_event: Callable[[RegionObject], None] | None,
-                   lock: threading.Lock) -> None:
+                   lock: threading.Lock) -> bool:
+        """Run one level's objects (in parallel up to the backend's ``parallel``); True when
+        an interrupt came while workers ran them (what was under way ended first)."""
         def one(o: RegionObject) -> None:
             o.state = RUNNING
             self._mark(o)
@@ -886,17 +899,40 @@ class RegionPlan:
         if workers == 1:
             for o in level:
                 one(o)
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for fut in [pool.submit(one, o) for o in level]:
-                fut.result()
+            return False
+        return _run_parallel(level, one, workers)
 
     def _run(self, o: RegionObject) -> dict[str, Any]:
         if self.action == FAILOVER:
             return _failover(self.backend, o, self.run_options, self.clock)
         return _failback(self.backend, o, self.run_options)
+
+
+def _run_parallel(level: list[RegionObject], one: Callable[[RegionObject], None],
+                  workers: int) -> bool:
+    """``one`` of each object of ``level`` in ``workers`` threads; True when an interrupt
+    came meanwhile. Ctrl-C reaches the main thread only: the objects under way run to their
+    end (a thread is not cut), none is started after it; the caller decides whether the
+    run stopped (objects left) or ended whole (recorded finished)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+
+    def guarded(o: RegionObject) -> None:
+        if not stop.is_set():
+            one(o)
+
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        for fut in [pool.submit(guarded, o) for o in level]:
+            fut.result()
+    except KeyboardInterrupt:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        return True
+    finally:
+        pool.shutdown(wait=True)
+    return False
 
 
 def _fenced_key(item: Any) -> tuple[str, str]:
