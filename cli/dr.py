@@ -806,7 +806,7 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
             if unknown and unknown == t["objects"]:
                 risk = "messages at risk unknown (never heard from the origins)"
             else:
-                risk = f"{t['messages_at_risk']} messages at risk" + (
+                risk = f"{_n(t['messages_at_risk'], 'message')} at risk" + (
                     " as last reported (an origin does not answer)" if silent else "") + (
                     f" and unknown for {_n(unknown, 'object')} (never heard from its origin)"
                     if unknown else "")

@@ -63,7 +63,8 @@ SPLIT = ("Split brain: the old origin ORDERS in cluster west answers again and t
          "orders.>, as ORDERS_EAST does: a publish there is stored on both sides; fence it: "
          "jetlink dr fence --from west (or jetlink stream failback ORDERS_EAST)")
 SPLIT_KV = ("Split brain: the old origin KV_CONFIG in cluster west answers again and takes "
-            "$KV.CONFIG.>, as CONFIG does: a publish there is stored on both sides; fence it: "
+            "$KV.CONFIG.>, as CONFIG does: a put on either side is kept by that side's "
+            "bucket alone: two buckets take writes, each missing the other's; fence it: "
             "jetlink dr fence --from west (or jetlink kv failback CONFIG)")
 
 

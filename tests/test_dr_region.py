@@ -255,6 +255,20 @@ def test_an_interrupt_in_a_parallel_level_ends_the_run_whole_or_stops_it(
     assert bool(d.get("nothing_to_do")) is (code == 0)
 
 
+def test_the_region_and_the_side_swapped_without_cluster_says_the_side_is_down(region):
+    """--from east with west down and no --cluster: no side answers; said as the swap it is
+    (exit 2, nothing changed), not as every cluster being a region given."""
+    before = data_dir_bytes(region.data)
+    for verb in ("failover", "failback"):
+        r = region("dr", verb, "--from", "east", "--dry-run")
+        assert (r.exit_code, r.stderr) == (2, (
+            f"jetlink: error: --from east: no side is left to {verb.replace('fail', 'fail ')} "
+            "to: cluster west, not given as --from, is down (a side that is down takes "
+            "nothing over); if cluster west failed, the region and the side are swapped: "
+            f"jetlink dr {verb} --from west\n")), r.output
+    assert data_dir_bytes(region.data) == before
+
+
 def test_the_region_that_is_down_addressed_as_the_side_is_said_down(region):
     """--cluster west (down) with --from east, the two swapped: said as such (exit 2, nothing
     changed), naming the cluster that answers, never the region itself; dr check of it

@@ -5,7 +5,8 @@ After a failover the promoted stream P takes writes on the DR side. When the old
 comes back (its cluster up again, its domain's server restarted and the leafnode joined) it
 still has its subjects: producers still writing to it store a tail nobody reads, and when P
 took O's subjects (``stream failover`` without ``--subjects``; a KV bucket's ``$KV.<b>.>``
-always) every publish across a leafnode is stored on both sides, a split brain.
+always) every publish across a leafnode is stored on both sides, a split brain (a bucket's
+puts are kept by the side they are made on: two buckets take writes).
 
 - **What a fence is.** O's subjects are replaced by one subject nobody publishes to,
   :func:`fence_subject` (``$JETLINK.fenced.<stream>``), and the subjects it had are recorded
@@ -250,9 +251,13 @@ class OriginReturn:
                     "--switch again to finish it (never fence the old origin now: it is the "
                     "primary the switch makes)")
         if self.state == "split brain":
+            # a bucket's puts do not cross: nats-server keeps $KV.> from crossing a leafnode
+            # between JetStream domains (jetstream_api.go denyAllClientJs)
+            both = ("a put on either side is kept by that side's bucket alone: two buckets "
+                    "take writes, each missing the other's" if self.kind == "kv" else
+                    "a publish there is stored on both sides")
             return (f"Split brain: the old origin {what} answers again and takes "
-                    f"{', '.join(self.overlap)}, as {self.shown} does: a publish there is "
-                    f"stored on both sides; {self.fix}")
+                    f"{', '.join(self.overlap)}, as {self.shown} does: {both}; {self.fix}")
         if self.state == "unfenced":
             return (f"Old origin {what} answers again unfenced, taking "
                     f"{', '.join(self.subjects)}: what producers still publish there is "

@@ -1358,8 +1358,10 @@ def plan_region(backend: Backend, action: str, regions: Sequence[str], *,
         options = {"tail": tail, "switch": switch, "skip": list(skip),
                    "_tail_at": clock.now_ns()}
         objects = _failback_plan(backend, objects, journals, options)
+    down = [c for c in known if c not in wanted and dd is not None and not sides
+            and dd.open(c, create_local=False).down]
     _no_object(wanted, seen, objects, sides, action, dd is not None, addressed,
-               bare=seen <= set(known))
+               bare=seen <= set(known), down=down)
     _dependencies(objects, infos)
     if action == FAILOVER:
         _plan_facts(backend, objects, infos, topology, clock, dd, options)
@@ -1391,14 +1393,24 @@ def _fenced_by_stopped_run(objects: list[RegionObject], journals: dict[str, Jour
 
 def _no_object(wanted: list[str], seen: set[str], objects: list[RegionObject],
                sides: list[Side], action: str, embedded: bool,
-               addressed: Sequence[str] = (), bare: bool = False) -> None:
+               addressed: Sequence[str] = (), bare: bool = False,
+               down: Sequence[str] = ()) -> None:
     """UsageError for a region nobody knows of, or one with nothing to take over
-    (``bare``: the sides name no origin at all)."""
+    (``bare``: the sides name no origin at all; ``down``: the clusters that would be sides
+    but are down)."""
     for r in wanted:
         refuse_unknown_region(r, seen, embedded, "an origin of this server's mirrors is in",
                               addressed, bare)
         if not any(o.region == r for o in objects):
             verb = action.replace('fail', 'fail ')
+            if not sides and down:  # the others are down: the region and side swapped?
+                these = f"cluster{'s' if len(down) > 1 else ''} {', '.join(down)}"
+                raise UsageError(
+                    f"--from {r}: no side is left to {verb} to: {these}, not given as --from, "
+                    f"{'are' if len(down) > 1 else 'is'} down (a side that is down takes "
+                    f"nothing over); if {these} failed, the region and the side are swapped: "
+                    f"jetlink dr {action} {' '.join(f'--from {d}' for d in down)}",
+                    field="from")
             if not sides:  # every cluster is a region given: none is left to take over
                 given = ", ".join(f"--from {w}" for w in wanted)
                 raise UsageError(f"--from {r}: no side is left to {verb} to: every cluster is "
