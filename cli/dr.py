@@ -841,6 +841,12 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
         out.append(f"Region {action} of {regions}: {doc['done']} done, "
                    f"{doc['done_earlier']} done earlier, {doc['skipped']} skipped, "
                    f"{len(doc['failed'])} failed")
+        if action == "failback" and doc["done"] and not (doc.get("options") or {}).get(
+                "switch"):  # the step left: what stream failback says as "switch: waiting"
+            froms = " ".join(f"--from {r}" for r in doc["regions"])
+            out.append(f"Next: once the old origins have caught up, switch back (they become "
+                       f"the primaries again, the promoted streams their mirrors): jetlink dr "
+                       f"failback {froms} --switch")
     fence = doc.get("fence")
     if fence:
         out += fence_lines(fence)

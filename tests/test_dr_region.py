@@ -800,6 +800,17 @@ def _object_line_of(doc_: dict, name: str) -> list[str]:
     return [_object_line(o, doc_["action"]) for o in doc_["objects"] if o["name"] == name]
 
 
+def test_a_failback_without_switch_names_the_switch_as_the_next_step(region, tmp_path):
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    ok(region("cluster", "up", "west"))
+    r = ok(east(region, "dr", "failback", "--from", "west", "--tail",
+                f"parquet:{tmp_path / 'tails'}", "-f"))
+    assert r.stdout.splitlines()[-2:] == [
+        "Region failback of west: 3 done, 0 done earlier, 0 skipped, 0 failed",
+        "Next: once the old origins have caught up, switch back (they become the primaries "
+        "again, the promoted streams their mirrors): jetlink dr failback --from west --switch"]
+
+
 def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_path):
     """A failback without --switch saves the tails; the switch's dry run then shows each
     tail as saved (where), not as one still to save."""
