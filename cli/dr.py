@@ -603,6 +603,9 @@ def _run_region(ctx: typer.Context, action: str, regions: list[str], *, force: b
                           f"in {where})")
             skips = "--skip NAME or --skip-unready leaves them out" if action == "failover" \
                 else "--skip NAME leaves them out"
+            if all(o.origin_silent for o in plan.refused):  # nothing to leave out: wait
+                skips = ("every one waits for its old origin: run the same command again "
+                         "once the region answers")
             output.notice(app, f"jetlink: error: the region {action} is refused: {names}; {skips}")
             raise typer.Exit(2)
         return

@@ -215,7 +215,9 @@ def test_failback_names_the_command_and_the_link_that_take_a_topic_back(fenced_w
     d = doc(jl("--cluster", "east", "dr", "failback", "--from", "west", "-f", "-j"))
     assert d["objects"][0]["detail"] == (
         "a mirror topic goes back per link: jetlink --cluster west mirrors truncate-and-"
-        "restore orders --link L, with west answering")
+        "restore orders --link L (it removes the records orders took on west after the "
+        "failover, keeping no copy: run it with --dry-run first to count them), with west "
+        "answering")
 
 
 def test_dr_check_flags_a_returned_unfenced_old_source_topic(fenced_world):

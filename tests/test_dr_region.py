@@ -211,6 +211,8 @@ def test_an_interrupt_while_workers_run_lets_them_end_and_starts_no_other():
 
     started = []
     both = threading.Barrier(2, timeout=30)  # (A and B under way when the interrupt comes)
+    # (Ctrl-C's KeyboardInterrupt in the main thread, whatever handler the test runner set)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def run(o):
         started.append(o.name)
@@ -225,7 +227,10 @@ def test_an_interrupt_while_workers_run_lets_them_end_and_starts_no_other():
                            _unfence=lambda o: "")
     level = [R.RegionObject(kind="stream", name=n, side="east", cluster="east", stream=n,
                             origin=n, region="west") for n in "ABCD"]
-    assert R.RegionPlan._run_level(plan, level, None, threading.Lock()) is True
+    try:
+        assert R.RegionPlan._run_level(plan, level, None, threading.Lock()) is True
+    finally:
+        signal.signal(signal.SIGINT, handler)
     assert sorted(started) == ["A", "B"]
     assert [o.state for o in level] == [R.DONE, R.DONE, R.PLANNED, R.PLANNED]
 
@@ -800,6 +805,20 @@ def _object_line_of(doc_: dict, name: str) -> list[str]:
     return [_object_line(o, doc_["action"]) for o in doc_["objects"] if o["name"] == name]
 
 
+def test_a_failback_while_the_region_is_down_says_to_wait_not_to_skip(region):
+    """Every object refused because its old origin does not answer: --skip would leave out
+    everything; the refusal says to run again once the region answers (nothing changed)."""
+    ok(east(region, "dr", "failover", "--from", "west", "-f"))
+    before = data_dir_bytes(region.data)
+    r = east(region, "dr", "failback", "--from", "west", "-f")
+    assert r.exit_code == 2, r.output
+    last = r.stderr.splitlines()[-1]
+    assert last.endswith("; every one waits for its old origin: run the same command again "
+                         "once the region answers"), last
+    assert "--skip" not in last
+    assert data_dir_bytes(region.data) == before
+
+
 def test_a_failback_without_switch_names_the_switch_as_the_next_step(region, tmp_path):
     ok(east(region, "dr", "failover", "--from", "west", "-f"))
     ok(region("cluster", "up", "west"))
@@ -1306,7 +1325,9 @@ def test_mirror_topics_of_a_kafka_region(jl):
         "its failover is not finished (PENDING_STOPPED): jetlink replicate finishes it; then "
         "it goes back per link: jetlink --cluster kwest mirrors truncate-and-restore payments "
         "--link LINK, LINK a link of kwest from keast made first (jetlink --cluster kwest "
-        "links create LINK --source-cluster keast)"))
+        "links create LINK --source-cluster keast) (it removes the records payments took on "
+        "kwest after the failover, keeping no copy: run it with --dry-run first to count "
+        "them)"))
     with sqlite3.connect(jl.data / "keast.db") as conn:
         conn.execute("UPDATE mirrors SET status = 'SOURCE_UNAVAILABLE' WHERE topic = "
                      "'payments'")
@@ -1319,7 +1340,9 @@ def test_mirror_topics_of_a_kafka_region(jl):
         "  topic L/orders@keast <- orders@kwest: manual (a mirror topic goes back per link: "
         "jetlink --cluster kwest mirrors truncate-and-restore orders --link LINK, LINK a link "
         "of kwest from keast made first (jetlink --cluster kwest links create LINK "
-        "--source-cluster keast), with kwest answering)",
+        "--source-cluster keast) (it removes the records orders took on kwest after the "
+        "failover, keeping no copy: run it with --dry-run first to count them), with kwest "
+        "answering)",
         "Nothing to do: the region failback of kwest runs no object; 1 object left to the "
         "step named above"]
     # that step taken: the topic went back, and the failback says so (not the step again)

@@ -556,6 +556,11 @@ class _Run:
             self.store.write(self.stream, self.rec)
 
 
+class OriginSilent(JetlinkError):
+    """A failback refused because its old origin does not answer: nothing to leave out
+    (``--skip``) but to wait for it."""
+
+
 def _promoted_from(stream: str, info: Any, rec: dict[str, Any] | None
                    ) -> tuple[dict[str, Any], int] | None:
     """The mirror ``stream`` was and its last sequence L at the promotion: from the failback
@@ -600,7 +605,7 @@ def _old_origin(site: Site, probe: StreamConfig, origin_name: str, last: int) ->
     missing = not facts.reachable and (facts.error or "").startswith(
         f"stream {origin_name} not found")
     if not facts.reachable and not missing:
-        raise JetlinkError(
+        raise OriginSilent(
             f"the old origin {origin_name} ({facts.where}) does not answer ({facts.silence}): "
             "failback needs it: run the same command again once it answers", field="stream")
     return facts

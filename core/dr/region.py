@@ -107,6 +107,7 @@ class RegionObject:
     state: str = PLANNED
     detail: str = ""
     after: list[str] = field(default_factory=list)  # keys of objects it waits for
+    origin_silent: bool = False  # a failback refused because its old origin does not answer
     plan: dict[str, Any] = field(default_factory=dict)  # the dry run's facts
     result: dict[str, Any] | None = None  # the verb's report once run
     status: str = "OK"  # dr check's grade of it (OK, WARNING, CRITICAL, UNKNOWN)
@@ -504,7 +505,11 @@ def _back_command(dd: Any, clock: Clock, region: str, took_over: str, info: Any)
     if not links:
         restore += (f", LINK a link of {region} from {took_over} made first (jetlink --cluster "
                     f"{region} links create LINK --source-cluster {took_over})")
-    return restore
+    # Confluent's truncate-and-restore cuts the topic back to where the mirror stopped: what
+    # it took since is removed, with no copy kept (unlike a stream's failback, no tail saved)
+    return restore + (f" (it removes the records {info.source_topic_name} took on {region} "
+                      "after the failover, keeping no copy: run it with --dry-run first to "
+                      "count them)")
 
 
 def _dependencies(objects: list[RegionObject], infos: dict[str, Any]) -> None:
@@ -1137,7 +1142,7 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
     """The failback's objects: the streams and buckets a failover promoted, each with its
     failback's dry run (the tail counted, the steps); a mirror again that this plan's journal
     failed back (a re-run: done earlier); mirror topics as they were found (manual)."""
-    from .failback import failback
+    from .failback import OriginSilent, failback
 
     out = []
     for o in objects:
@@ -1167,6 +1172,7 @@ def _failback_plan(backend: Backend, objects: list[RegionObject],
             except UsageError as err:
                 o.state, o.detail = REFUSED, one_line(err)
             except JetlinkError as err:
+                o.origin_silent = isinstance(err, OriginSilent)
                 if _resumed(backend, o):
                     # a failback a killed run began: its record finishes it; the dry run
                     # cannot see past the steps left (an old origin deleted, not caught up)
