@@ -115,7 +115,8 @@ def sub(
     A start flag (--all, --new, --last, --since D, --start-sequence N, --last-per-subject)
     or --stream S is natscli's JetStream subscription: the messages the stream (S, else
     the one storing SUBJECT; one subject) stored from there, then each one it stores next;
-    -T/--terminate-at-end stops at the end of what is stored.
+    -T/--terminate-at-end stops at the end of what is stored; each message is natscli's
+    "Received JetStream message: stream: S seq: N / pending: P / subject: X / time: T".
 
     --dump DIRECTORY writes each message to DIRECTORY/N.json instead (N: the stream
     sequence of a JetStream subscription's message, else its number), natscli's document
@@ -155,10 +156,12 @@ def sub(
     start.check()
     stored = stream is not None or start.given()
     _check_stored(stored, subjects, queue, terminate_at_end)
-    show = _shown_by(app, dump, translate, stored, raw=raw, shown=shown, timestamp=timestamp,
-                     delta_time=delta_time)
+    from jetlink.cli import sub_dump
+
+    dumper = sub_dump.Dump(app, dump, translate) if dump is not None else None
     js = open_jetstream(app)
     subscriptions: list[Any] = []
+    feed = None
     if stored:
         name = SS.stream_of(js, subjects[0], stream)
         feed = SS.StoredFeed(js, name, subjects[0], start, terminate=terminate_at_end,
@@ -169,6 +172,8 @@ def sub(
         subscriptions = [js.subscribe(subject, queue=queue or "") for subject in subjects]
         next_msg = _next_of(subscriptions)
         said = f"Subscribing on {', '.join(subjects)}"
+    show = _shown_by(app, dumper, translate, feed, raw=raw, shown=shown, timestamp=timestamp,
+                     delta_time=delta_time)
     received = 0
     try:
         output.notice(app, said + (
@@ -212,22 +217,28 @@ def _checked_subjects(subjects: list[str] | None, stream: str | None,
     return subjects
 
 
-def _shown_by(app: App, dump: str | None, translate: str | None, stored: bool, *, raw: bool,
+def _shown_by(app: App, dumper: Any, translate: str | None, feed: Any, *, raw: bool,
               shown: str, timestamp: bool, delta_time: bool) -> Any:
-    """``show(n, msg, doc)``: the n-th message as --json, --dump or the human output asks."""
+    """``show(n, msg, doc)``: the n-th message as --json, --dump or the human output asks
+    (``feed``: a JetStream subscription's, natscli's ``Received JetStream message`` line)."""
     from jetlink.cli import sub_dump
 
     if app.json:
         return lambda _n, _msg, doc: output.json_line(doc, app)
-    if dump is not None:
-        dumper = sub_dump.Dump(app, dump, translate)
-        return lambda n, _msg, doc: dumper.write(n, doc, stored)
+    if dumper is not None:
+        return lambda n, _msg, doc: dumper.write(n, doc, feed is not None)
     started = common.now_ns()
 
     def human(n: int, msg: Any, doc: dict[str, Any]) -> None:
+        stored = feed is not None
         stamp = sub_dump.stamp_of(timestamp, delta_time, start_ns=started,
                                   stored_ns=msg.ts if stored else None)
-        render_message(app, n, doc, raw=raw, translate=translate, shown=shown, stamp=stamp)
+        # (natscli's line needs the pending count: a work-queue stream on a server, read
+        # by gets, which natscli can not subscribe to, has the core line)
+        line = sub_dump.jetstream_line(n, stamp, feed.stream, feed.pending, msg) \
+            if stored and feed.pending is not None else None
+        render_message(app, n, doc, raw=raw, translate=translate, shown=shown, stamp=stamp,
+                       line=line)
 
     return human
 
@@ -303,15 +314,17 @@ def _ignored(values: list[str]) -> list[str]:
 
 
 def render_message(app: App, n: int, msg: dict[str, Any], *, raw: bool = False,
-                   translate: str | None = None, shown: str = "body", stamp: str = "") -> None:
+                   translate: str | None = None, shown: str = "body", stamp: str = "",
+                   line: str | None = None) -> None:
     """natscli's sub output: ``[#1] Received on "SUBJECT"`` (``stamp``, -t / -d's
-    `` @ ...``, after the number), the headers, the body (through --translate's command:
-    natscli's sub gives it the subject, no stream); ``shown`` "subject" (--subjects-only)
-    stops after the first line, "headers" (--headers-only) after the headers."""
+    `` @ ...``, after the number; ``line``: another first line, a JetStream message's),
+    the headers, the body (through --translate's command: natscli's sub gives it the
+    subject, no stream); ``shown`` "subject" (--subjects-only) stops after the first line,
+    "headers" (--headers-only) after the headers."""
 
     def human(app: App, msg: dict[str, Any], data: bytes) -> None:
         reply = msg.get("reply")  # (natscli: a message's reply subject after its subject)
-        output.line(app, f'[#{n}]{stamp} Received on "{msg["subject"]}"'
+        output.line(app, line or f'[#{n}]{stamp} Received on "{msg["subject"]}"'
                          + (f' with reply "{reply}"' if reply else ""))
         if shown == "subject":
             return

@@ -52,6 +52,15 @@ def stamp_of(timestamp: bool, delta: bool, *, stored_ns: int | None, start_ns: i
     return " @ " + format_duration(now - (start_ns if stored_ns is None else stored_ns))
 
 
+def jetstream_line(n: int, stamp: str, stream: str, pending: int, msg: Any) -> str:
+    """natscli's line for a JetStream subscription's message (printJetStreamMsg): its
+    stream, sequence and the messages still to come then, numbers and the stored time
+    (local, ``2006-01-02 15:04:05``) as natscli's columns.F writes them."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(msg.ts // 1_000_000_000))
+    return (f"[#{n}]{stamp} Received JetStream message: stream: {stream} seq: {msg.seq:,} / "
+            f"pending: {pending:,} / subject: {msg.subject} / time: {when}")
+
+
 class Dump:
     """Where ``--dump`` writes: a directory (made, 0700, as natscli's MkdirAll), or ``-``."""
 

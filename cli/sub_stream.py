@@ -90,6 +90,11 @@ class StoredFeed:
                  terminate: bool = False, now_ns: int = 0) -> None:
         self.js, self.stream, self.subject, self.terminate = js, stream, subject, terminate
         self.held: deque[Any] = deque()
+        # stored after the held ones, when they were read; the message last given's
+        # num_pending (natscli's line: the messages still to come then; None: not known,
+        # a work-queue stream on a server)
+        self.after: int | None = 0
+        self.pending: int | None = 0
         self.since: int | None = None
         last_seq = int(js.stream_info(stream).state.last_seq)
         self.next_seq = 1
@@ -117,13 +122,20 @@ class StoredFeed:
         if msgs:
             self.next_seq = msgs[-1].seq + 1
             self.held.extend(msgs)
+            self.after = self.js.count_msgs(self.stream, start_seq=self.next_seq,
+                                            subject=self.subject)
         return len(msgs)
+
+    def _given(self) -> Any:
+        msg = self.held.popleft()
+        self.pending = None if self.after is None else len(self.held) + self.after
+        return msg
 
     def next(self, timeout: float | None) -> Any:
         if self.held:
-            return self.held.popleft()
+            return self._given()
         if self._read():
-            return self.held.popleft()
+            return self._given()
         if self.terminate:
             return END
         time.sleep(min(timeout or 0.0, 0.5))

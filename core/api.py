@@ -228,6 +228,12 @@ class JetStreamAPI(Protocol):
                  chunk: int = 1000) -> Iterator[StoredMsgAPI]: ...
     def last_msgs(self, name: str, patterns: Iterable[str]) -> Sequence[StoredMsgAPI]:
         """The latest message of every subject matching ``patterns``, by sequence."""
+    def count_msgs(self, name: str, *, start_seq: int, subject: str | None = None
+                   ) -> int | None:
+        """How many stored messages at or after ``start_seq`` match ``subject`` (None:
+        every one): a consumer's ``num_pending`` from there. None where only reading them
+        all would tell (a work-queue stream on a server: it takes no consumer without
+        acks)."""
 
     # -- publish / subscribe (None: the answer of a no_ack stream; an error in a sequence:
     # that message was refused). Results come as each implementation's own list.

@@ -542,6 +542,13 @@ class JetStream:
                     yield msg
             cursor = batch[-1][1] + 1
 
+    def count_msgs(self, name: str, *, start_seq: int, subject: str | None = None
+                   ) -> int | None:
+        with self.read() as (conn, catalog):
+            d = self._find(catalog, name)
+            return S.count_msgs(conn, d.id, max(1, int(start_seq)),
+                                [subject] if subject else [])
+
     def last_msgs(self, name: str, patterns: Iterable[str]) -> list[StoredMsg]:
         """The latest message of every subject matching ``patterns``, by sequence (what a
         consumer delivering last-per-subject starts with: KV keys and watchers)."""

@@ -447,10 +447,12 @@ def test_sub_timestamps_as_natscli(jl, monkeypatch):
         res = ok(jl("sub", "orders.a", "--last", "-T", "-t"))
         day = time.strftime("%d", time.gmtime(stored // 10**9)).lstrip("0").rjust(2)
         when = time.strftime(f"%b {day} %H:%M:%S", time.gmtime(stored // 10**9))
-        assert res.stdout == (f'[#1] @ {when}.{stored // 1000 % 10**6:06d} Received on '
-                              '"orders.a"\na3\n\n')
+        at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(stored // 10**9))
+        line = ("Received JetStream message: stream: ORDERS seq: 5 / pending: 0 / subject: "
+                f"orders.a / time: {at}")
+        assert res.stdout == f"[#1] @ {when}.{stored // 1000 % 10**6:06d} {line}\na3\n\n"
         res = ok(jl("sub", "orders.a", "--last", "-T", "-d"))
-        assert res.stdout == '[#1] @ 1.5s Received on "orders.a"\na3\n\n'
+        assert res.stdout == f"[#1] @ 1.5s {line}\na3\n\n"
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
@@ -489,6 +491,28 @@ def test_sub_dump_writes_natscli_s_documents(jl, tmp_path):
     assert (res.exit_code, res.stderr) == (
         1, f"jetlink: error: --dump: cannot make the directory "
            f"'{tmp_path / 'file' / 'x'}': Not a directory\n")
+
+
+def test_a_jetstream_subscription_prints_natscli_s_jetstream_line(jl):
+    """natscli's printJetStreamMsg: the stream, the sequence, the messages still to come
+    (num_pending: those stored after it on the subject), the subject and the stored time;
+    the headers and body as a core message's."""
+    _stored(jl)
+    res = ok(jl("sub", "orders.a", "--all", "-T"))
+    heads = [x for x in res.stdout.splitlines() if x.startswith("[#")]
+    assert [h.split(" / time: ")[0] for h in heads] == [
+        "[#1] Received JetStream message: stream: ORDERS seq: 1 / pending: 2 / subject: "
+        "orders.a",
+        "[#2] Received JetStream message: stream: ORDERS seq: 3 / pending: 1 / subject: "
+        "orders.a",
+        "[#3] Received JetStream message: stream: ORDERS seq: 5 / pending: 0 / subject: "
+        "orders.a"]
+    res = ok(jl("sub", "--stream", "ORDERS", "--start-sequence", "4", "-T", "--subjects-only"))
+    assert [x.split(" / time: ")[0] for x in res.stdout.splitlines()] == [
+        "[#1] Received JetStream message: stream: ORDERS seq: 4 / pending: 1 / subject: "
+        "orders.b",
+        "[#2] Received JetStream message: stream: ORDERS seq: 5 / pending: 0 / subject: "
+        "orders.a"]
 
 
 def test_sub_of_a_stream_follows_what_it_stores_next(jl):

@@ -459,6 +459,22 @@ class LiveJetStream(LiveConsumers):
         finally:
             tail.close()
 
+    def count_msgs(self, name: str, *, start_seq: int, subject: str | None = None
+                   ) -> int | None:
+        """The ``num_pending`` of an ordered consumer made from ``start_seq`` (then
+        deleted): what the server counts; None for a work-queue stream (10098: it takes
+        no consumer without acks)."""
+        try:
+            tail = self.tail(name, [subject] if subject else [], max(1, int(start_seq)) - 1)
+        except ApiError as err:
+            if err.err_code == 10098:
+                return None
+            raise
+        try:
+            return int(tail.pending)
+        finally:
+            tail.close()
+
     def _seq_at_time(self, name: str, ts_ns: int, subject: str | None) -> int | None:
         """The sequence of the first message (of ``subject``) stored at or after ``ts_ns``
         (STREAM.MSG.GET's ``start_time``); None when there is none."""
