@@ -89,20 +89,13 @@ class TopicConsumer:
             self.positions[p] = pos if at is None else max(pos, at)
             if at is None or pos > at:
                 ahead[(self.topic, p)] = pos
-        if ahead:
-            try:
-                self.kafka.commit(self.group, ahead, member=self.member,
-                                  generation=self.generation)
-            except KafkaError as err:
-                if err.name not in _REJOIN:
-                    raise
-                self.positions = {}  # changed again meanwhile: the next pass joins again
+        if ahead and self._refused(ahead) is not None:
+            self.positions = {}  # changed again meanwhile: the next pass joins again
         return {p: self.positions.get(p) for p in held}
 
-    def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
-        """Commit ``offsets`` in this member's generation. When the group refuses it (its
-        members changed, or this member was evicted): join again (:meth:`_join`: what is
-        still this member's is committed then), say so through on_notice, and False."""
+    def _refused(self, offsets: dict[tuple[str, int], int]) -> KafkaError | None:
+        """Commit ``offsets`` in this member's generation; the group's refusal because its
+        members changed or this member was evicted, as a value (None: committed)."""
         assert self.group is not None
         try:
             self.kafka.commit(self.group, offsets, member=self.member,
@@ -110,20 +103,29 @@ class TopicConsumer:
         except KafkaError as err:
             if err.name not in _REJOIN:
                 raise
-            after = self._join()
-            if self.on_notice is not None:
-                at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
-                why = f" ({err.detail})" if err.detail else ""
-                fates = [f"{self.topic}-{p} " + (
-                    f"is still its own, committed at offset {after[p]}"
-                    if after.get(p) is not None else "went to another member, which reads "
-                    "it from the group's committed offset") for (_t, p) in sorted(offsets)]
-                self.on_notice(
-                    f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
-                    f"{at}: {err.name}: {err.description}{why}; the consumer joined the "
-                    f"group again (generation {self.generation}): {'; '.join(fates)}")
-            return False
-        return True
+            return err
+        return None
+
+    def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
+        """Commit ``offsets`` in this member's generation. When the group refuses it (its
+        members changed, or this member was evicted): join again (:meth:`_join`: what is
+        still this member's is committed then), say so through on_notice, and False."""
+        err = self._refused(offsets)
+        if err is None:
+            return True
+        after = self._join()
+        if self.on_notice is not None:
+            at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
+            why = f" ({err.detail})" if err.detail else ""
+            fates = [f"{self.topic}-{p} " + (
+                f"is still its own, committed at offset {after[p]}"
+                if after.get(p) is not None else "went to another member, which reads "
+                "it from the group's committed offset") for (_t, p) in sorted(offsets)]
+            self.on_notice(
+                f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
+                f"{at}: {err.name}: {err.description}{why}; the consumer joined the "
+                f"group again (generation {self.generation}): {'; '.join(fates)}")
+        return False
 
     def assigned(self) -> list[int]:
         """The partitions this member reads (every one without a group, or the one asked
