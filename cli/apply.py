@@ -79,7 +79,7 @@ def render_result(app: App, report: Any, *, said: int = 0) -> None:
 def apply(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Topology file (TOML or JSON).",
-                                         show_default=False)],
+                                         show_default=False, readable=False)],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; change nothing.")
                        ] = False,
     prune: Annotated[bool, typer.Option(

@@ -256,7 +256,10 @@ def rm(
     cluster open (a command running, replicate --follow, the dashboard, serve): stop it,
     then run rm again.
     """
+    from jetlink.core.store import validate_cluster_name
+
     app = App.of(ctx)
+    validate_cluster_name(name)  # (a name no cluster can have: a usage error, as add's)
     store = data_dir(app)
     if not store.has_cluster(name):  # said before any question
         from jetlink.core.errors import NotFoundError, not_found
@@ -362,8 +365,11 @@ def check(
     what each repair copied.
     """
     from jetlink.core import repair as R
+    from jetlink.core.store import validate_cluster_name
 
     app = App.of(ctx)
+    for name in names or []:
+        validate_cluster_name(name)
     store = data_dir(app)
     reports = R.check(store, names or None)
     repaired = []

@@ -1412,6 +1412,7 @@ TopologyOption = Annotated[
     typer.Option(
         "--topology",
         metavar="FILE",
+        dir_okay=False,  # (a directory, or an empty value: refused as dr's --topology)
         help="A topology file declaring the origin's stream: its subjects, when the origin "
         "does not answer and no positions were synced.",
         show_default=False,
@@ -1751,8 +1752,13 @@ def _topology(path: Path | None) -> Any:
     from jetlink.core.errors import UsageError
     from jetlink.core.topology import Topology
 
-    if not path.is_file():
-        raise UsageError(f"--topology {path}: no such file", field="topology")
+    if not path.is_file():  # (a directory named is refused by the option's dir_okay=False;
+        # an empty value reaches here as the current one)
+        why = ("is a directory (an empty value is the current one): give the topology file "
+               "(TOML or JSON)" if path.is_dir() else
+               "is not a regular file: give the topology file (TOML or JSON)"
+               if path.exists() else "no such file")
+        raise UsageError(f"--topology {str(path)!r}: {why}", field="topology")
     topo = Topology()
     topo.add_file(str(path))
     unread = [p for p in topo.problems if p.object is None]  # the file itself (not TOML...)

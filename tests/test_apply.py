@@ -395,6 +395,33 @@ def test_an_invalid_file_changes_nothing(jl, tmp_path):
     assert not (jl.data / "west.db").exists()
 
 
+def test_an_unreadable_file_is_a_file_problem_for_apply_as_for_validate(jl, tmp_path,
+                                                                         monkeypatch):
+    """A topology file that can not be read is the file's problem (exit 3) for apply as for
+    validate, said by the loader, never the argument parser's usage error (exit 2)."""
+    import builtins
+    import os
+
+    from jetlink.core.topology import load
+
+    path = write(tmp_path, BASE)
+    real_open, real_access = builtins.open, os.access
+
+    def denied_open(name, *args, **kwargs):
+        if str(name) == path:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(load, "open", denied_open, raising=False)
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if str(p) == path
+                        else real_access(p, mode, *a, **k))
+    for verb in ("validate", "apply"):
+        result = jl(verb, path)
+        assert result.exit_code == 3, result.output
+        assert f"{path}: can not read file: Permission denied" in result.output
+    assert not (jl.data / "west.db").exists()
+
+
 def test_a_missing_origin_is_a_warning_as_in_stream_add(jl, tmp_path):
     """One rule: the server accepts a mirror whose origin is not there; apply, validate and
     stream add all say so in the same words, and none of them fails on it."""

@@ -102,11 +102,12 @@ def test_a_bad_global_cluster_is_a_usage_error(jl, name):
 
 @pytest.mark.parametrize("name", ["../escape", "a/b", "x" * 65, "with space", ""])
 def test_invalid_names_never_touch_the_filesystem(jl, name):
-    result = jl("cluster", "add", name, "-j")
-    assert result.exit_code == 2  # a usage error, as the same name given to --cluster
-    assert json.loads(result.stdout)["error"]["description"].startswith(
-        f"invalid cluster name {name!r}"
-    )
+    for verb in (["add"], ["rm", "-f"], ["check"]):  # (wherever the name is typed)
+        result = jl("cluster", verb[0], name, *verb[1:], "-j")
+        assert result.exit_code == 2, verb  # a usage error, as the name given to --cluster
+        assert json.loads(result.stdout)["error"]["description"].startswith(
+            f"invalid cluster name {name!r}"
+        ), verb
     assert (
         not any(p.name != "local.db" and p.suffix == ".db" for p in jl.data.glob("*"))
         if jl.data.exists()

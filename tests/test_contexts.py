@@ -661,8 +661,13 @@ def test_context_add_checks_what_a_connection_needs_before_it_writes(jc):
             (["--server", "nats://h:1", "--password", "p"],
              "context x: password needs user (--user): a password alone is no credential"),
             (["--nats-context", "../ops"],
-             "invalid natscli context name '../ops': a natscli context name is not empty and "
-             "has no '..', '/', '\\' or NUL (or is a file ending in .json that exists)")):
+             "invalid natscli context name '../ops': a natscli context name is not empty, "
+             "has no '..', '/', '\\' or NUL and makes a file name NAME.json of at most 255 "
+             "bytes (or is a file ending in .json that exists)"),
+            (["--nats-context", "y" * 5000],  # (no file can have that name: never stored)
+             f"invalid natscli context name '{'y' * 39}... (5,002 characters): a natscli "
+             "context name is not empty, has no '..', '/', '\\' or NUL and makes a file name "
+             "NAME.json of at most 255 bytes (or is a file ending in .json that exists)")):
         assert error(jc("context", "add", "x", *args, "-j"), code=2) == said  # usage errors
         assert jc.store.names() == []
     r = ok(jc("context", "add", "x", "--nats-context", "ops"))
@@ -777,8 +782,8 @@ def test_a_context_file_naming_an_invalid_natscli_context_is_a_broken_file(jc):
     path.write_text('nats_context = "../x"\n')
     path.chmod(0o600)
     said = (f"{path}: invalid natscli context name '../x': a natscli context name is not "
-            "empty and has no '..', '/', '\\' or NUL (or is a file ending in .json that "
-            "exists)")
+            "empty, has no '..', '/', '\\' or NUL and makes a file name NAME.json of at most "
+            "255 bytes (or is a file ending in .json that exists)")
     r = jc("--context", "t2", "stream", "ls")
     assert (r.exit_code, r.stderr) == (1, f"jetlink: error: {said}\n")
     r = ok(jc("context", "ls", "-j"))

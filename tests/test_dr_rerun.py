@@ -178,7 +178,18 @@ def test_a_topology_file_that_does_not_read_is_named_not_a_missing_stream(jl, tm
     for args in (("stream", "failover", "BACKUP"), ("dr", "failover", "--from", "west")):
         res = jl(*args, "--topology", str(missing), "--dry-run")
         assert (res.exit_code, res.stderr) == (2, (
-            f"jetlink: error: --topology {missing}: no such file\n")), args
+            f"jetlink: error: --topology '{missing}': no such file\n")), args
+        res = jl(*args, "--topology", "/dev/null", "--dry-run")
+        assert (res.exit_code, res.stderr) == (2, (
+            "jetlink: error: --topology '/dev/null': is not a regular file: give the topology "
+            "file (TOML or JSON)\n")), args
+        res = jl(*args, "--topology", str(tmp_path), "--dry-run")
+        assert res.exit_code == 2 and res.stderr.endswith(
+            f"Invalid value for '--topology': File '{tmp_path}' is a directory.\n"), args
+        res = jl(*args, "--topology", "", "--dry-run")  # (the current directory)
+        assert (res.exit_code, res.stderr) == (2, (
+            "jetlink: error: --topology '.': is a directory (an empty value is the current "
+            "one): give the topology file (TOML or JSON)\n")), args
     res = jl("stream", "failover", "BACKUP", "--topology", str(bad), "--dry-run")
     assert (res.exit_code, res.stderr) == (2, (
         f"jetlink: error: --topology {bad}: invalid TOML: Invalid value (at end of document) "

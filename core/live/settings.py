@@ -153,19 +153,25 @@ def selected_nats_context(environ: Mapping[str, str] | None = None) -> str | Non
     return name or None
 
 
+NAME_MAX = 255  # the bytes of a file name (Linux's and macOS's NAME_MAX)
+
+
 def validate_nats_context_name(name: object) -> None:
     """A natscli context's name, by jsm.go natscontext's ValidateName: not empty, no ``..``,
     no ``/`` or ``\\`` (a file of its directory, never a path; anything else is allowed,
     ``prod@eu`` or a space too), and no NUL, which no file name holds."""
     if isinstance(name, str) and name and ".." not in name and not any(
-            c in name for c in "/\\\x00"):
+            c in name for c in "/\\\x00") and len(f"{name}.json".encode()) <= NAME_MAX:
         return
     if is_context_file(name):  # (a file named: natscli reads it whole)
         return
-    shown = f" {name!r}" if isinstance(name, str) and name else ""
+    from ..errors import clip
+
+    shown = f" {clip(repr(name))}" if isinstance(name, str) and name else ""
     raise UsageError(f"invalid natscli context name{shown}: a natscli context name is not "
-                     "empty and has no '..', '/', '\\' or NUL (or is a file ending in .json "
-                     "that exists)", field="nats_context")
+                     "empty, has no '..', '/', '\\' or NUL and makes a file name NAME.json "
+                     f"of at most {NAME_MAX} bytes (or is a file ending in .json that exists)",
+                     field="nats_context")
 
 
 def read_nats_context(name: str, environ: Mapping[str, str] | None = None) -> NatsContext:

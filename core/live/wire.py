@@ -77,10 +77,9 @@ def flat_headers(headers: Mapping[str, Any] | None) -> dict[str, str] | None:
 
 def _name(name: str) -> str:
     """A stream name as the API subject takes it (no wildcards, dots or spaces): the
-    server's own 10059-style refusal for one that can not be a stream's."""
-    if not name:
-        raise ApiError(400, 10073, "stream name is required")
-    if any(c in name for c in ".*> \t\r\n"):
+    server's own ``stream not found`` for one that can not be a stream's (an empty one
+    too), as the engine answers it."""
+    if not name or any(c in name for c in ".*> \t\r\n"):
         raise not_found(ApiError(404, 10059, "stream not found"), name, ())
     return name
 

@@ -82,6 +82,8 @@ SCRIPT: list[str] = [
     "stream get ORDERS 1",
     "stream get ORDERS 1 -j",
     "stream get ORDERS 999",
+    "stream info '' -j",  # (no stream has an empty name: not found, on either side)
+    "consumer info ORDERS '' -j",
     "stream get ORDERS --last-for orders.us.2 -j",
     "stream get DIRECT --last-for direct.k -j",
     "stream view ORDERS --count 3",
