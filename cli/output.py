@@ -301,13 +301,20 @@ def visible(text: str) -> str:
 # -- errors ---------------------------------------------------------------------------------
 
 
+_LINE_CONTROLS = {c: e for c, e in _CONTROLS.items() if c not in (0x09, 0x0A)}
+
+
 def format_error(err: JetlinkError) -> str:
     """``jetlink: error: <description> (<err_code>)``; no parenthesis when err_code is 0/absent.
     Bytes of the command line that are not UTF-8 (held as lone surrogates) are shown as the
-    bytes given (``'\\xff'``), as the usage error of such an argument shows them."""
+    bytes given (``'\\xff'``), as the usage error of such an argument shows them; control
+    characters a name typed or stored holds as escapes (``\\x1b``: an error line never
+    colours the terminal), the line breaks of a message of several lines kept."""
     text = error_text(err)
     if escaped_byte(text) is not None:
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if any(ord(c) in _LINE_CONTROLS for c in text):
+        text = text.translate(_LINE_CONTROLS)
     return f"{PROG}: error: {text}"
 
 

@@ -494,7 +494,8 @@ def not_found(err: JetlinkError, name: str, names: Any) -> JetlinkError:
     if name in err.description:  # already named ("cluster wset not found")
         err.detail = hint
     else:
-        err.detail = f"{name}; {hint}" if hint else name
+        shown = clip(name)  # (a name of 100,000 characters is not echoed whole)
+        err.detail = f"{shown}; {hint}" if hint else shown
     return err
 
 

@@ -1027,6 +1027,21 @@ def test_rmm_rm_seal(jl):
         1, "jetlink: error: stream not found (10059): ORDERS\n")  # named, nothing close
 
 
+def test_a_name_not_found_is_shown_escaped_and_cut(jl):
+    """An error line never writes a name's control characters raw (an ESC would colour the
+    terminal) nor echoes a 100,000-character name whole; --json keeps the server's
+    document."""
+    r = jl("stream", "info", "a\x1b[31mb")
+    assert (r.exit_code, r.stderr) == (
+        1, "jetlink: error: stream not found (10059): a\\x1b[31mb\n")
+    r = jl("stream", "info", "x" * 100_000)
+    assert (r.exit_code, r.stderr) == (
+        1, f"jetlink: error: stream not found (10059): {'x' * 40}... (100,000 characters)\n")
+    r = jl("stream", "info", "a\x1b[31mb", "-j")
+    assert (r.exit_code, json.loads(r.stdout)) == (1, {"error": {
+        "code": 404, "err_code": 10059, "description": "stream not found"}})
+
+
 EDIT_DIFF = """\
 Differences (-old +new):
 --- ORDERS (current)
