@@ -473,7 +473,12 @@ class KV:
                 raise JetlinkError("history must be between 1 and 64", field="history")
             cfg.max_msgs_per_subject = int(history)
         if ttl is not None:
+            from .config.kv import kv_duplicate_window
+
             cfg.max_age = int(ttl)
+            # the window follows the TTL, as nats.go's prepareKeyValueConfig sends it with
+            # every update (a TTL below 2m refused otherwise: no window above max age)
+            cfg.duplicate_window = kv_duplicate_window(cfg.max_age, copies=True)
         if max_bytes is not None:
             cfg.max_bytes = int(max_bytes) if max_bytes > 0 else -1
         if max_value_size is not None:

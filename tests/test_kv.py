@@ -465,3 +465,8 @@ def test_editing_a_mirror(dd, clock, two):
     assert st.config.mirror.name == "KV_ORDERS"
     with pytest.raises(JetlinkError, match="not a KV mirror"):
         _west.update_mirror("KV_ORDERS", history=2)
+    # the duplicate window follows a new TTL as nats.go's UpdateKeyValue sends it: a TTL
+    # below 2m is taken (not refused as a window above max age), one above it gets 2m
+    for ttl, window in ((60 * 10**9, 60 * 10**9), (300 * 10**9, 120 * 10**9)):
+        cfg = east.update_mirror("M", ttl=ttl).config
+        assert (cfg.max_age, cfg.duplicate_window) == (ttl, window)
