@@ -2059,7 +2059,9 @@ def seed_agreement(txn: Any, target_cluster: str, d: S.StreamDef, kind: str,
     ``cursor``: the last origin sequence the job covered (read, filtered, deduplicated or
     stored); None while the job is still writing: the pump's own restart rule then applies
     (a mirror resumes after its last sequence; a source after the origin sequence in the
-    newest ``Nats-Stream-Source`` header of the agreement stored so far).
+    newest ``Nats-Stream-Source`` header of the agreement stored so far, never before what
+    an earlier transaction recorded: the target's limits may have removed every message of
+    an origin since, and the pump would copy them again).
     """
     conn = txn.conn
     ocname, _err = origin_cluster(src, target_cluster)
@@ -2072,7 +2074,8 @@ def seed_agreement(txn: Any, target_cluster: str, d: S.StreamDef, kind: str,
         cur = last = st.last_seq
         row[_R_FAILED] = 0  # a bulk job stores at the origin's sequences
     elif cursor is None:
-        cur = last = _scan_source_headers(conn, d, a.iname)
+        had = row[_R_CURSOR] if row[_R_STARTED] else 0
+        cur = last = max(had, _scan_source_headers(conn, d, a.iname))
     else:
         cur, last = cursor, seq or cursor
     row[_R_STARTED] = 1

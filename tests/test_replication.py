@@ -1202,3 +1202,41 @@ def test_a_new_filtered_mirrors_create_reply_has_no_filter_yet(world):
     # a source's filter is in its create reply, as the server's (sourceInfo sf at creation)
     src = js.add_stream({"name": "S", "sources": [{"name": "O", "filter_subject": "o.2"}]})
     assert src.to_json()["sources"][0]["filter_subject"] == "o.2"
+
+
+def test_a_bulk_jobs_progress_never_goes_back_when_limits_removed_an_origins_messages(
+        tmp_path):
+    """A bulk job's transaction before its last records each source's progress from the
+    newest Nats-Stream-Source header stored; once the target's limits removed every
+    message of an origin, that position is the one an earlier transaction recorded, never
+    0 (the pump would copy that origin's messages again: a job killed there duplicated
+    them)."""
+    w = World(tmp_path / "data")
+    try:
+        js = w.js()
+        js.add_stream({"name": "A", "subjects": ["a.>"]})
+        js.add_stream({"name": "B", "subjects": ["b.>"]})
+        for i in range(3):
+            js.publish(f"a.{i}", b"a")
+        js.add_stream({"name": "T", "subjects": ["t.>"], "sources": [{"name": "A"},
+                                                                    {"name": "B"}]})
+        w.pump()
+        for i in range(4):
+            js.publish(f"b.{i}", b"b")
+        w.pump()
+        for seq in (1, 2, 3):  # (what max_msgs would remove: A's, the oldest)
+            js.delete_msg("T", seq)
+        src = js.stream_info("T").config.sources[0]
+        assert src.name == "A"
+        R.prepare_seed(js.cluster)
+        with js.write() as txn:
+            d = txn.catalog.by_name["T"]
+            origin = txn.catalog.by_name["A"]
+            R.seed_agreement(txn, "local", d, "source", src, R.identity(origin.created_ns),
+                             cursor=None)
+        js.publish("a.9", b"new")
+        w.pump()
+        assert [m.subject for m in js.messages("T")] == [
+            "b.0", "b.1", "b.2", "b.3", "a.9"]  # A's first three not copied again
+    finally:
+        w.dd.close()
