@@ -1264,13 +1264,19 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
         doc["metadata"] = meta_keys
     else:
         doc.pop("metadata", None)
+    cfg = StreamConfig.from_json(doc, strict=False)
     try:
-        js.add_stream(StreamConfig.from_json(doc, strict=False))
+        if _mirrors_itself(cfg, js.cluster.name):  # (through its own cluster's API too,
+            # which the server's cycle check, skipping external origins, lets through)
+            from .errors import nats_error
+
+            cycle = nats_error("StreamInvalidConfig", err="detected cycle", field="mirror.name")
+            cycle.detail = f'mirror.name = "{cfg.name}"'
+            raise cycle
+        js.add_stream(cfg)
     except ApiError as err:
         detail = f": {err.detail}" if err.detail else ""  # (what overlaps what, ...)
-        mirror = doc.get("mirror")
-        if isinstance(mirror, dict) and mirror.get("name") == name and \
-                not (mirror.get("external") or {}).get("api"):
+        if _mirrors_itself(cfg, js.cluster.name):
             # a mirror's dataset names its origin: imported under the origin's name it would
             # mirror itself (the server's cycle check)
             detail += (f" (the dataset is a mirror of {name}: import it under another name, "
@@ -1283,6 +1289,15 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
                         f"{err.description} ({err.err_code}){detail}; create the stream "
                         "yourself (jetlink stream add) and import into it") from err
     return sealed
+
+
+def _mirrors_itself(cfg: Any, cluster: str) -> bool:
+    """Whether ``cfg`` is a mirror of the stream of its own name in ``cluster`` (no external
+    API, or one naming that cluster)."""
+    from .replication import origin_cluster
+
+    m = cfg.mirror
+    return m is not None and m.name == cfg.name and origin_cluster(m, cluster)[0] == cluster
 
 
 def _seal_imported(js, name: str) -> None:

@@ -824,3 +824,27 @@ def test_a_sealed_streams_export_imports_into_a_new_sealed_stream(js, clock, oth
     info = other.stream_info("ORDERS")
     assert info.config.sealed and counters(other, "ORDERS") == counters(js, "ORDERS")
     assert msgs(other, "ORDERS") == msgs(js, "ORDERS")
+
+
+def test_a_mirror_through_its_own_clusters_api_is_not_imported_under_its_origins_name(jl):
+    """A dataset of a mirror of ORDERS@local (external api $JS.local.API: what a Spark
+    mirror job and an export of such a mirror record) imported as ORDERS into a cluster
+    local would mirror itself: refused as the cycle it is (10052), nothing created; under
+    another name it is the mirror it was."""
+    _published(jl)
+    ok(jl("stream", "add", "M", "--mirror", "ORDERS@local", "--defaults"))
+    ok(jl("replicate"))
+    out = jl.tmp / "m"
+    ok(jl("stream", "export", "M", f"parquet:{out}"))
+    other = str(jl.tmp / "other")
+    r = jl("--data-dir", other, "stream", "import", "ORDERS", f"parquet:{out}")
+    assert (r.exit_code, r.stderr) == (1, (
+        f"jetlink: error: cannot create stream ORDERS from the config in {out}: detected "
+        'cycle (10052): mirror.name = "ORDERS" (the dataset is a mirror of ORDERS: import it '
+        "under another name, a mirror of it, or create stream ORDERS yourself with its "
+        "subjects (jetlink stream add) and import into it)\n"))
+    assert jl("--data-dir", other, "stream", "ls", "-j").exit_code != 0 or doc(
+        jl("--data-dir", other, "stream", "ls", "-j")) == []
+    ok(jl("--data-dir", other, "stream", "import", "BACKUP", f"parquet:{out}"))
+    assert doc(jl("--data-dir", other, "stream", "info", "BACKUP", "-j"))["config"][
+        "mirror"]["name"] == "ORDERS"
