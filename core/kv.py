@@ -847,8 +847,11 @@ class KeyValue:
         is a DEL or PURGE loses its history; its marker goes too when it is older than
         ``older_than_ns`` (nats.go's DeleteMarkersOlderThan, 30 minutes by default; 0 or
         less: every marker goes), else it is kept (a subject purge keeping one). Returns
-        ``{"keys": keys compacted, "purged": messages removed}``."""
-        self._writable()
+        ``{"keys": keys compacted, "purged": messages removed}``. A KV mirror is compacted
+        too (nats.go purges its own stream: the server purges a mirror; only a read-only
+        aggregate, deny_purge, refuses it)."""
+        if self.kind != "mirror":
+            self._writable()
         js = self.js
         limit = None
         if older_than_ns > 0:

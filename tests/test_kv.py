@@ -375,6 +375,23 @@ def test_kv_mirror_is_read_only_and_serves_gets(dd, clock, two):
         seen.put("NEW.3", b"x")
 
 
+def test_a_kv_mirror_is_compacted_as_natscli_compacts_it(dd, clock, two):
+    """kv compact (nats.go's PurgeDeletes) of a KV mirror purges the mirror's own stream,
+    as the server lets it (a mirror is no deny_purge stream): the deleted key's history
+    goes, its marker stays (younger than 30 minutes); the origin is untouched."""
+    _west, east, orders = two
+    orders.put("OLD.1", b"o2")
+    orders.delete("OLD.1")
+    east.create_mirror(KVMirrorConfig(name="ORDERS_EAST", origin_bucket="ORDERS",
+                                      domain="west", history=5))
+    pump_until_idle(dd, clock)
+    mirror = east.open("ORDERS_EAST")
+    assert len(mirror.history("OLD.1")) == 3
+    assert mirror.purge_deletes() == {"keys": 1, "purged": 2}
+    assert [e.operation for e in mirror.history("OLD.1")] == ["DEL"]
+    assert len(orders.history("OLD.1")) == 3
+
+
 def test_a_revision_the_mirror_no_longer_holds_is_read_from_the_bucket(dd, clock, two):
     """A mirror keeps one revision of each key unless told: an older revision of a key it
     serves is asked of the bucket itself (never a false "key not found"); the one it holds
