@@ -809,7 +809,9 @@ class KeyValue:
         try:
             return self._publish(key, value, hdrs)
         except ApiError as err:
-            if err.err_code != 10071:
+            # a wrong last sequence, as nats.go's isWrongLastSeqErr reads it: 10071, or a
+            # clustered server's 10164 (JSStreamWrongLastSequenceConstantErr)
+            if err.err_code not in (10071, 10164):
                 raise
             try:
                 last = self._last(key)
@@ -930,7 +932,8 @@ class KeyValue:
             msg = self._last(key, js, stream)
         if msg is None or operation_of(msg.hdr) != PUT:
             raise key_not_found(key)
-        return self._entry(msg, served_by=stream)
+        # (a server's direct get names the stream that answered: a mirror may answer for it)
+        return self._entry(msg, served_by=getattr(msg, "answered_by", "") or stream)
 
     def history(self, key: str) -> list[Entry]:
         """Every stored entry of ``key``, oldest first (404/10037 when there is none); a key

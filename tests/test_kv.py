@@ -392,6 +392,29 @@ def test_a_kv_mirror_is_compacted_as_natscli_compacts_it(dd, clock, two):
     assert len(orders.history("OLD.1")) == 3
 
 
+def test_create_reads_a_clustered_servers_wrong_last_sequence_as_nats_go(two, monkeypatch):
+    """A clustered server may answer a create's CAS conflict with 10164 (the constant
+    form of a wrong last sequence): taken as 10071, as nats.go's isWrongLastSeqErr takes
+    it, so a deleted key is created again and a present one is "key exists"."""
+
+    _west, _east, orders = two
+    real = type(orders)._publish
+    calls = []
+
+    def clustered(self, key, value, headers=None, **kw):
+        calls.append(dict(headers or {}))
+        if (headers or {}).get("Nats-Expected-Last-Subject-Sequence") == "0":
+            raise ApiError(400, 10164, "wrong last sequence")
+        return real(self, key, value, headers, **kw)
+
+    monkeypatch.setattr(type(orders), "_publish", clustered)
+    orders.delete("NEW.1")
+    assert orders.create("NEW.1", b"again") > 0  # retried on the delete marker's revision
+    with pytest.raises(ApiError) as exc:
+        orders.create("OLD.1", b"x")
+    assert (exc.value.err_code, exc.value.description) == (10071, "key exists")
+
+
 def test_a_revision_the_mirror_no_longer_holds_is_read_from_the_bucket(dd, clock, two):
     """A mirror keeps one revision of each key unless told: an older revision of a key it
     serves is asked of the bucket itself (never a false "key not found"); the one it holds

@@ -62,7 +62,11 @@ COLUMNS_RESTARTS = 10  # delivery gaps tolerated in one read
 
 
 class LiveMsg(StoredMsg):
-    """A stored message read from a live server (the engine's StoredMsg shape)."""
+    """A stored message read from a live server (the engine's StoredMsg shape); a direct
+    get's ``answered_by``: the stream whose server answered it (its ``Nats-Stream``: a
+    mirror_direct mirror may answer for its origin)."""
+
+    answered_by = ""
 
 
 class LiveCoreMsg:
@@ -393,9 +397,11 @@ class LiveJetStream(LiveConsumers):
         added = {k: hdrs.pop(k, "") for k in ("Nats-Stream", "Nats-Subject", "Nats-Sequence",
                                                 "Nats-Time-Stamp", "Nats-Num-Pending",
                                                 "Nats-Last-Sequence")}
-        return LiveMsg(subject=added["Nats-Subject"], seq=int(added["Nats-Sequence"] or 0),
-                       ts=_ts(added["Nats-Time-Stamp"]),
-                       hdr=encode_hdrs(hdrs) if hdrs else None, data=raw.data)
+        msg = LiveMsg(subject=added["Nats-Subject"], seq=int(added["Nats-Sequence"] or 0),
+                      ts=_ts(added["Nats-Time-Stamp"]),
+                      hdr=encode_hdrs(hdrs) if hdrs else None, data=raw.data)
+        msg.answered_by = added["Nats-Stream"]
+        return msg
 
     def delete_msg(self, name: str, seq: int) -> None:
         try:

@@ -89,6 +89,34 @@ def test_a_bucket_reader_allowed_what_nats_go_reads_gets_its_values(perms):
         "permissions; nothing was done)\n"), res.stderr
 
 
+def test_a_direct_get_names_the_stream_that_answered_it(perms):
+    """served_by is the stream whose server answered (the direct get's Nats-Stream): the
+    bucket's mirror_direct mirror answers a share of kvro's direct gets (the server picks a
+    responder of the queue group), and each answer names its stream."""
+    import time
+
+    ok(jl(perms, "admin", "kv", "add", "CFG"))  # (there already, or made)
+    ok(jl(perms, "admin", "kv", "put", "CFG", "k3", "v3"))
+    ok(jl(perms, "admin", "kv", "add", "CFGM", "--mirror", "CFG"))
+    deadline, held = time.monotonic() + 30, None
+    while time.monotonic() < deadline:
+        held = json.loads(ok(jl(perms, "admin", "stream", "info", "KV_CFGM", "-j")).stdout)
+        if held["state"]["last_seq"] >= json.loads(ok(jl(
+                perms, "admin", "stream", "info", "KV_CFG", "-j")).stdout)["state"]["last_seq"]:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"the mirror did not catch up: {held}")
+    seen = set()
+    for _ in range(60):  # (until the mirror answered one: each responder equally likely)
+        got = json.loads(ok(jl(perms, "kvro", "kv", "get", "CFG", "k3", "-j")).stdout)
+        assert got["value"] == "djM="
+        seen.add(got["served_by"])
+        if "KV_CFGM" in seen:
+            break
+    assert seen <= {"KV_CFG", "KV_CFGM"} and "KV_CFGM" in seen, seen
+
+
 def test_a_natscli_contexts_user_without_a_password_is_a_user(perms, tmp_path):
     """jsm.go natscontext's NATSOptions: a context's user without a password connects as
     that user with an empty one (natscli's --user alone is a token; a context's is not)."""
