@@ -219,7 +219,7 @@ def test_an_interrupt_while_workers_run_lets_them_end_and_starts_no_other():
         both.wait()
         if o.name == "A":
             os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.3)
+        time.sleep(2)  # (the main thread wakes every 0.1 s: it stops the rest before)
         return {}
 
     plan = SimpleNamespace(backend=SimpleNamespace(parallel=2), action=R.FAILBACK,

@@ -141,7 +141,7 @@ def test_a_paused_link_does_not_sync_and_a_deleted_link_leaves_its_acls(world):
     make_link(dd, clock, **{"cluster.link.paused": "true"})
     west.add([acl()])
     step(dd, clock)
-    assert east.find() == [] and task(dd, clock)["state"] == "PAUSED"
+    assert east.find() == [] and task(dd, clock)["state"] == "LINK_PAUSED"
     Links(dd, "east", clock).resume("L")
     step(dd, clock)
     assert east.find() == [acl()]

@@ -919,7 +919,7 @@ def _run_parallel(level: list[RegionObject], one: Callable[[RegionObject], None]
     came meanwhile. Ctrl-C reaches the main thread only: the objects under way run to their
     end (a thread is not cut), none is started after it; the caller decides whether the
     run stopped (objects left) or ended whole (recorded finished)."""
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, wait
 
     stop = threading.Event()
 
@@ -929,7 +929,13 @@ def _run_parallel(level: list[RegionObject], one: Callable[[RegionObject], None]
 
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
-        for fut in [pool.submit(guarded, o) for o in level]:
+        futures = [pool.submit(guarded, o) for o in level]
+        # waited for in short turns: a Ctrl-C the kernel hands to a worker thread is run by
+        # the main thread only when it wakes (a wait without a time-out would let the
+        # workers start the next objects first)
+        while not all(f.done() for f in futures):
+            wait(futures, timeout=0.1)
+        for fut in futures:
             fut.result()
     except KeyboardInterrupt:
         stop.set()
