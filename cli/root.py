@@ -327,8 +327,14 @@ def _one_value(param: Any) -> None:
     ``--link L --link R`` acted on R; natscli's flag parser says a flag "cannot be
     repeated", the Kafka tools' joptsimple finds "multiple arguments" where one was asked
     for)."""
-    if (getattr(param, "param_type_name", "") != "option" or param.multiple or param.count
-            or param.is_flag or param.nargs != 1 or getattr(param, "_jetlink_once", False)):
+    if getattr(param, "param_type_name", "") != "option" or getattr(param, "_jetlink_once",
+                                                                     False):
+        return
+    if param.is_flag and getattr(param, "is_bool_flag", False) and param.secondary_opts \
+            and not param.multiple and not param.count:
+        _one_of_pair(param)
+        return
+    if param.multiple or param.count or param.is_flag or param.nargs != 1:
         return
 
     def add_to_parser(parser: Any, ctx: Any, _p: Any = param) -> None:
@@ -345,6 +351,34 @@ def _one_value(param: Any) -> None:
                 shown = ", ".join(clip(str(v)) for v in given)
                 raise typer.BadParameter(f"given {len(given)} times ({shown}): it takes one "
                                          "value", ctx=ctx, param=_p)
+            opts = {**opts, _p.name: given[0]}
+        return _consume(ctx, opts)
+
+    param.add_to_parser = add_to_parser
+    param.consume_value = consume_value
+    param._jetlink_once = True
+
+
+def _one_of_pair(param: Any) -> None:
+    """A boolean flag and its negation both given (``--allow-rollup --no-allow-rollup``)
+    is a usage error naming both (Click keeps the last silently; natscli's flag parser says
+    the flag "cannot be repeated"); the same spelling twice says nothing else."""
+
+    def add_to_parser(parser: Any, ctx: Any, _p: Any = param) -> None:
+        parser.add_option(obj=_p, opts=_p.opts, dest=_p.name, action="append_const",
+                          const=True)
+        parser.add_option(obj=_p, opts=_p.secondary_opts, dest=_p.name,
+                          action="append_const", const=False)
+
+    consume = param.consume_value
+
+    def consume_value(ctx: Any, opts: Any, _p: Any = param, _consume: Any = consume) -> Any:
+        given = opts.get(_p.name)
+        if isinstance(given, list):
+            if len(set(given)) > 1:
+                both = f"{_p.opts[0]} and {_p.secondary_opts[0]}"
+                raise typer.BadParameter(f"{both} given together: give one of them",
+                                         ctx=ctx, param=_p)
             opts = {**opts, _p.name: given[0]}
         return _consume(ctx, opts)
 

@@ -1027,6 +1027,21 @@ def test_rmm_rm_seal(jl):
         1, "jetlink: error: stream not found (10059): ORDERS\n")  # named, nothing close
 
 
+def test_a_flag_and_its_negation_together_are_refused(jl):
+    """--allow-rollup --no-allow-rollup: Click kept the last silently; natscli's flag
+    parser refuses the flag given again. A usage error naming both, nothing made; the same
+    spelling twice says nothing else."""
+    r = jl("stream", "add", "X", "--subjects", "x", "--defaults", "--allow-rollup",
+           "--no-allow-rollup")
+    assert r.exit_code == 2 and r.stderr.endswith(
+        "Invalid value for '--allow-rollup': --allow-rollup and --no-allow-rollup given "
+        "together: give one of them\n"), r.stderr
+    assert jl("stream", "info", "X").exit_code == 1
+    made = doc(jl("stream", "add", "X", "--subjects", "x", "--defaults", "--allow-rollup",
+                  "--allow-rollup", "-j"))
+    assert made["config"]["allow_rollup_hdrs"] is True
+
+
 def test_a_name_not_found_is_shown_escaped_and_cut(jl):
     """An error line never writes a name's control characters raw (an ESC would colour the
     terminal) nor echoes a 100,000-character name whole; --json keeps the server's
