@@ -596,8 +596,18 @@ def rest_url_cluster(url: str) -> str | None:
     return None if cluster.startswith("{") and cluster.endswith("}") else cluster
 
 
+def refuse_empty_target(ctx: Any, name: str, value: str | None, flag: str, what: str) -> None:
+    """An empty ``flag`` typed on the command line (a script's empty ``$URL``) is a usage
+    error: it never means "none" and leaves the verbs on the local data directory. (An
+    empty environment variable is unset, as natscli reads NATS_URL.)"""
+    if value == "" and getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE":
+        raise usage(f"{flag} '': empty: give {what}, or leave {flag} out (without it the "
+                    "verbs act on the data directory)")
+
+
 def _record_rest_url(ctx: Any, value: str | None) -> str | None:
     """``--rest-url`` given after a links / mirrors verb: it overrides the group's."""
+    refuse_empty_target(ctx, "rest_url", value, "--rest-url", "the REST API's URL")
     if value:
         given = ctx.meta.get(REST_KEY)
         settings = given if isinstance(given, RestSettings) else RestSettings()

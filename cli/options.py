@@ -306,8 +306,10 @@ def rest_callback(
     """The options of the links / mirrors groups, recorded for :func:`jetlink.cli.common.
     rest_settings` (which adds the context's rest_url); nothing is read or checked here, so
     a verb's --help always works."""
-    from jetlink.cli.common import REST_KEY, RestSettings
+    from jetlink.cli.common import REST_KEY, RestSettings, refuse_empty_target
 
+    if not ctx.resilient_parsing:
+        refuse_empty_target(ctx, "rest_url", rest_url, "--rest-url", "the REST API's URL")
     # (compared by name: Typer carries its own copy of Click and of its ParameterSource)
     source = getattr(ctx.get_parameter_source("rest_url"), "name", "")
     ctx.meta[REST_KEY] = RestSettings(

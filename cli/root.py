@@ -723,6 +723,11 @@ def _root(
                          ) if data_dir is not None else None
     if cluster != DEFAULT_CLUSTER and not ctx.resilient_parsing:
         _cluster_name(cluster, ctx)
+    if not ctx.resilient_parsing:
+        from jetlink.cli.common import refuse_empty_target
+
+        refuse_empty_target(ctx, "server", server, "--server",
+                            "the server URLs (nats://host:port)")
     app = ctx.obj = App(
         data_dir=given_dir if given_dir is not None else default_data_dir(),
         cluster=cluster,

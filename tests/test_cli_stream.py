@@ -1042,6 +1042,23 @@ def test_a_flag_and_its_negation_together_are_refused(jl):
     assert made["config"]["allow_rollup_hdrs"] is True
 
 
+def test_an_empty_server_or_rest_url_typed_is_refused_not_the_data_directory(jl):
+    """-s '' (a script's empty $URL) left the verbs on the local data directory: a usage
+    error, nothing read; an empty NATS_URL is unset, as natscli reads it."""
+    for args, flag, what in (
+            (["-s", "", "stream", "ls"], "--server", "the server URLs (nats://host:port)"),
+            (["links", "--rest-url", "", "ls"], "--rest-url", "the REST API's URL"),
+            (["links", "ls", "--rest-url", ""], "--rest-url", "the REST API's URL")):
+        r = jl(*args)
+        assert (r.exit_code, r.stderr) == (2, (
+            f"jetlink: error: {flag} '': empty: give {what}, or leave {flag} out (without "
+            "it the verbs act on the data directory)\n")), args
+
+def test_an_empty_nats_url_is_unset(jl, monkeypatch):
+    monkeypatch.setenv("NATS_URL", "")
+    assert jl("stream", "ls").exit_code == 0
+
+
 def test_a_name_not_found_is_shown_escaped_and_cut(jl):
     """An error line never writes a name's control characters raw (an ESC would colour the
     terminal) nor echoes a 100,000-character name whole; --json keeps the server's
