@@ -226,7 +226,7 @@ def _shown_by(app: App, dumper: Any, translate: str | None, feed: Any, *, raw: b
     if app.json:
         return lambda _n, _msg, doc: output.json_line(doc, app)
     if dumper is not None:
-        return lambda n, _msg, doc: dumper.write(n, doc, feed is not None)
+        return lambda n, msg, doc: dumper.write(n, msg, doc, feed is not None)
     started = common.now_ns()
 
     def human(n: int, msg: Any, doc: dict[str, Any]) -> None:

@@ -61,6 +61,21 @@ def jetstream_line(n: int, stamp: str, stream: str, pending: int, msg: Any) -> s
             f"pending: {pending:,} / subject: {msg.subject} / time: {when}")
 
 
+def _seq_of(doc: dict[str, Any], n: int) -> int:
+    """A core message's file number: the stream sequence its ``$JS.ACK`` reply carries (a
+    push consumer's delivery, as natscli's printMsg reads it), else its number ``n``."""
+    reply = doc.get("reply") or ""
+    if reply.startswith("$JS.ACK."):
+        from jetlink.core.errors import JetlinkError
+        from jetlink.core.messages import ack_metadata
+
+        try:
+            return int(ack_metadata(reply)["seq"])
+        except JetlinkError:
+            pass
+    return n
+
+
 class Dump:
     """Where ``--dump`` writes: a directory (made, 0700, as natscli's MkdirAll), or ``-``."""
 
@@ -75,7 +90,7 @@ class Dump:
                 raise JetlinkError(f"--dump: cannot make the directory {target!r}: "
                                    f"{err.strerror or err}", field="dump") from None
 
-    def write(self, n: int, doc: dict[str, Any], stored: bool) -> None:
+    def write(self, n: int, msg: Any, doc: dict[str, Any], stored: bool) -> None:
         data_b64 = doc.get("data") or ""
         if self.translate is not None:
             from jetlink.cli import translate as T
@@ -87,14 +102,15 @@ class Dump:
                                         f"Error while translating msg body: {err}")
                 return
             data_b64 = base64.b64encode(out).decode()
-        headers = doc.get("headers") or None
+        # nats.go's Header: nil without a header block, a map (empty too) with one
+        headers = doc.get("headers") or {}
         text = marshal({"Subject": doc["subject"], "Reply": doc.get("reply") or "",
-                        "Header": dict(sorted(headers.items())) if headers else None,
-                        "Data": data_b64, "Sub": None}).encode()
+                        "Header": dict(sorted(headers.items())) if getattr(msg, "hdr", None)
+                        else None, "Data": data_b64, "Sub": None}).encode()
         if self.stdout:
             output.write_bytes(text + b"\0")
             return
-        name = os.path.join(self.dir, f"{doc['seq'] if stored else n}.json")
+        name = os.path.join(self.dir, f"{doc['seq'] if stored else _seq_of(doc, n)}.json")
         try:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:

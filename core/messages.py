@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .clock import format_rfc3339_nano
+from .errors import JetlinkError
 from .headers import Headers, decode_headers
 
 if TYPE_CHECKING:
     from .config.stream import StreamConfig
 
-__all__ = ["Listing", "PubAck", "StoredMsg", "StreamState", "StreamInfo", "UnstoredAck"]
+__all__ = ["Listing", "PubAck", "StoredMsg", "StreamInfo", "StreamState", "UnstoredAck",
+           "ack_metadata"]
 
 
 class Listing(list[Any]):
@@ -223,3 +225,32 @@ class StreamInfo:
             out["sources"] = self.sources
         out["ts"] = format_rfc3339_nano(self.ts_ns)
         return out
+
+
+def ack_metadata(reply: str) -> dict[str, Any]:
+    """The delivery metadata in a ``$JS.ACK`` reply subject: v1
+    ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>`` or v2
+    ``$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.
+    <pending>[.<token>...]``."""
+    t = reply.split(".")
+    if len(t) < 9 or t[0] != "$JS" or t[1] != "ACK":
+        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})")
+    if len(t) == 9:
+        base, domain = 2, ""
+    elif len(t) >= 11:
+        base, domain = 4, ("" if t[2] == "_" else t[2])
+    else:
+        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})")
+    try:
+        return {
+            "domain": domain,
+            "stream": t[base],
+            "consumer": t[base + 1],
+            "num_delivered": int(t[base + 2]),
+            "seq": int(t[base + 3]),
+            "consumer_seq": int(t[base + 4]),
+            "ts": int(t[base + 5]),
+            "num_pending": int(t[base + 6]),
+        }
+    except ValueError:
+        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})") from None

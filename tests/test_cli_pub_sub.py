@@ -515,6 +515,27 @@ def test_a_jetstream_subscription_prints_natscli_s_jetstream_line(jl):
         "orders.a"]
 
 
+def test_a_dumped_core_message_as_nats_go_holds_it(tmp_path):
+    """A header block with no header is an empty map ({}: nats.go decodes HMSG into a map),
+    no block null; a push consumer's delivery (its $JS.ACK reply) is filed by its stream
+    sequence, as natscli's printMsg names it."""
+    from types import SimpleNamespace
+
+    from jetlink.cli.app import App
+    from jetlink.cli.sub_dump import Dump
+
+    dump = Dump(App(), str(tmp_path / "d"), None)
+    reply = "$JS.ACK.ORDERS.push.1.42.7.1700000000000000000.0"
+    dump.write(1, SimpleNamespace(hdr=b"NATS/1.0\r\n\r\n"),
+               {"subject": "q.c", "headers": {}, "data": "YWI=", "reply": reply}, False)
+    dump.write(2, SimpleNamespace(hdr=None), {"subject": "q.d", "headers": {}, "data": ""},
+               False)
+    assert (tmp_path / "d" / "42.json").read_text() == (
+        f'{{"Subject":"q.c","Reply":"{reply}","Header":{{}},"Data":"YWI=","Sub":null}}')
+    assert (tmp_path / "d" / "2.json").read_text() == (
+        '{"Subject":"q.d","Reply":"","Header":null,"Data":"","Sub":null}')
+
+
 def test_sub_of_a_stream_follows_what_it_stores_next(jl):
     _stored(jl)
     follower = _jetlink(jl.data, "sub", "orders.a", "--last", "--count", "3", "--raw")

@@ -843,19 +843,44 @@ def test_a_stalled_consumer_never_moves_back_the_offset_its_partitions_new_owner
     assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 4
     assert seen_a == [(1, i) for i in range(4)]  # joined again: its partition now
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
-    # evicted while handling: the commit refused and said; joined again with the partition
-    # still its own: committed in the new generation, nothing read twice
+    # evicted while handling: the commit refused and said; joined again it lost its
+    # partitions (Kafka's onPartitionsLost): nothing committed, read from the group's offset
     kafka.produce("t", [(None, b"b4")], partition=1)
     notices.clear()
     assert slow.poll(None, lambda r: clock.advance_s(11)) == 1
     assert [n.split(": ")[1] for n in notices] == ["UNKNOWN_MEMBER_ID"]
-    assert notices[0].endswith("t-1 is still its own, committed at offset 5")
-    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 5}
+    assert notices[0].endswith("its session had run out, so it lost its partitions: it reads "
+                               "them from the group's committed offsets")
+    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
     fast.close()
     seen_a.clear()
-    assert slow.poll(None, seen_a.append) == 0  # partition 0 from fast's 9, 1 from 5
+    assert slow.poll(None, seen_a.append) == 1  # b4 again; partition 0 from fast's 9
+    assert [(r.partition, r.offset) for r in seen_a] == [(1, 4)]
     slow.close()
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 5}
+
+
+def test_an_evicted_consumer_never_undoes_a_reset_made_while_it_was_gone(kafka, clock):
+    """A consumer stalled past its session (SIGSTOP): the group is Empty, an operator
+    resets its offsets to the earliest; the consumer back (its heartbeat refused) joins
+    again and reads from the reset offset, never committing its old position over it."""
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 1)
+    kafka.produce("t", [(None, b"v%d" % i) for i in range(10)])
+    notices, seen = [], []
+    c = TopicConsumer(kafka, "t", group="G", from_beginning=True, session_timeout_ms=6_000,
+                      on_notice=notices.append)
+    assert c.poll(None, lambda r: None) == 10
+    assert kafka.committed("G") == {("t", 0): 10}
+    clock.advance_s(7)  # stopped past its session: the group is Empty
+    assert kafka.set_offsets("G", [("t", None)], to_earliest=True) == [("t", 0, 10, 0)]
+    assert c.poll(None, lambda r: seen.append(r.offset)) == 10
+    assert seen == list(range(10))  # read again from the reset offset
+    assert [n.split(": ")[1] for n in notices] == ["UNKNOWN_MEMBER_ID"]
+    assert notices[0].startswith("Heartbeat failed: UNKNOWN_MEMBER_ID")
+    c.close()
+    assert kafka.committed("G") == {("t", 0): 10}
 
 
 def test_a_partition_a_consumer_keeps_through_a_join_is_not_read_twice(kafka):

@@ -372,8 +372,8 @@ def test_jsm_go_expand_homedir(path, expanded):
 # jsm.go natscontext/expansion_test.go TestValidateName, whole: the rule is jsm.go's
 # ValidateName (not empty, no "..", no "/" or "\\"); one row differs: "foo\x00a" (valid
 # there, and then no file can be opened by that name) is refused, no file name holds NUL
-RULE = ("a natscli context name is not empty and has no '..', '/', '\\' or NUL (or is a "
-        "file ending in .json that exists)")
+RULE = ("a natscli context name is not empty, has no '..', '/', '\\' or NUL and makes a "
+        "file name NAME.json of at most 255 bytes (or is a file ending in .json that exists)")
 CONTEXT_NAMES = [
     ("foo", True), ("my-context", True), ("ctx_1", True), ("a", True), ("ngs.js", True),
     ("foo.bar", True), ("foo bar", True), ("foo\tbar", True), ("foo*bar", True),

@@ -62,23 +62,27 @@ class TopicConsumer:
         if group is not None:
             self._join()
 
-    def _join(self) -> dict[int, int | None]:
+    def _join(self, *, evicted: bool = False) -> dict[int, int | None]:
         """Join the group (again: evicted, or its members changed): the group's generation
-        now. A partition still assigned keeps its position (moved up to the group's
-        committed offset if another member read further meanwhile) and that position is
-        committed in this generation where it is ahead of the group's offset, as Kafka's
-        consumer commits before it gives a partition up and keeps the ones a cooperative
-        rebalance leaves it; the others are dropped (their new owners read them from the
-        group's committed offset). Returns ``{partition: position kept, or None: lost}`` of
-        the partitions it held."""
+        now. A member still live (its members changed: ILLEGAL_GENERATION) keeps the
+        partitions still assigned to it: their positions (moved up to the group's committed
+        offset if another member read further meanwhile) are committed in this generation
+        where ahead of the group's offset, as Kafka's consumer commits before it gives a
+        partition up and keeps the ones a cooperative rebalance leaves it; the others are
+        dropped (their new owners read them from the group's committed offset). An evicted
+        member (its session ran out: UNKNOWN_MEMBER_ID) lost every partition, as Kafka's
+        onPartitionsLost: it commits nothing (an operator may have reset or deleted the
+        group meanwhile) and reads each one from the group's committed offset. Returns
+        ``{partition: position kept, or None: lost}`` of the partitions it held."""
         assert self.group is not None
-        held = self.positions
+        held = {} if evicted else self.positions
+        lost: dict[int, int | None] = dict.fromkeys(self.positions) if evicted else {}
         self.generation = self.kafka.join(
             self.group, self.member, [self.topic], session_timeout_ms=self.session_timeout_ms,
             client_id=self.client_id)
         self.positions = {}
         if not held:
-            return {}
+            return lost
         committed = self.kafka.committed(self.group)
         mine = set(self.assigned())
         ahead = {}
@@ -113,14 +117,17 @@ class TopicConsumer:
         err = self._refused(offsets)
         if err is None:
             return True
-        after = self._join()
+        evicted = err.name == "UNKNOWN_MEMBER_ID"
+        after = self._join(evicted=evicted)
         if self.on_notice is not None:
             at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
             why = f" ({err.detail})" if err.detail else ""
-            fates = [f"{self.topic}-{p} " + (
-                f"is still its own, committed at offset {after[p]}"
-                if after.get(p) is not None else "went to another member, which reads "
-                "it from the group's committed offset") for (_t, p) in sorted(offsets)]
+            fates = ["its session had run out, so it lost its partitions: it reads them "
+                     "from the group's committed offsets"] if evicted else [
+                f"{self.topic}-{p} " + (
+                    f"is still its own, committed at offset {after[p]}"
+                    if after.get(p) is not None else "went to another member, which reads "
+                    "it from the group's committed offset") for (_t, p) in sorted(offsets)]
             self.on_notice(
                 f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
                 f"{at}: {err.name}: {err.description}{why}; the consumer joined the "
@@ -163,7 +170,14 @@ class TopicConsumer:
             except KafkaError as err:
                 if err.name not in _REJOIN:
                     raise
-                self._join()  # evicted, or the members changed: a member of this generation
+                evicted = err.name == "UNKNOWN_MEMBER_ID"
+                if evicted and self.positions and self.on_notice is not None:
+                    self.on_notice(
+                        f"Heartbeat failed: {err.name}: {err.description} (the session "
+                        f"timeout of {self.session_timeout_ms:,} ms ran out); the consumer "
+                        "joins the group again and reads its partitions from the group's "
+                        "committed offsets")
+                self._join(evicted=evicted)  # a member of this generation
         mine = self.assigned()
         committed = kafka.committed(group) if group is not None else {}
         self.positions = {p: self.positions[p] if p in self.positions

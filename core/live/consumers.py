@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.consumer import ConsumerConfig
 from ..consumers import ConsumerInfo, DeliveredMsg, SequenceInfo, interest_in
 from ..errors import ApiError, JetlinkError
-from ..messages import Listing
+from ..messages import Listing, ack_metadata
 from ..priority import PullPriority
 from .client import without_envelope
 
@@ -98,33 +98,6 @@ class LiveDeliveredMsg(DeliveredMsg):
         return self.ack_subject
 
 
-def ack_metadata(reply: str) -> dict[str, Any]:
-    """The delivery metadata in a ``$JS.ACK`` reply subject: v1
-    ``$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>`` or v2
-    ``$JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.
-    <pending>[.<token>...]``."""
-    t = reply.split(".")
-    if len(t) < 9 or t[0] != "$JS" or t[1] != "ACK":
-        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})")
-    if len(t) == 9:
-        base, domain = 2, ""
-    elif len(t) >= 11:
-        base, domain = 4, ("" if t[2] == "_" else t[2])
-    else:
-        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})")
-    try:
-        return {
-            "domain": domain,
-            "stream": t[base],
-            "consumer": t[base + 1],
-            "num_delivered": int(t[base + 2]),
-            "seq": int(t[base + 3]),
-            "consumer_seq": int(t[base + 4]),
-            "ts": int(t[base + 5]),
-            "num_pending": int(t[base + 6]),
-        }
-    except ValueError:
-        raise JetlinkError(f"not a JetStream message (reply subject {reply!r})") from None
 
 
 def _consumer_name(name: str) -> str:
