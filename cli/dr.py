@@ -848,8 +848,9 @@ def region_lines(doc: dict[str, Any], *, plan_only: bool = False,
                 "switch"):  # the step left: what stream failback says as "switch: waiting"
             froms = " ".join(f"--from {r}" for r in doc["regions"])
             out.append(f"Next: once the old origins have caught up, switch back (they become "
-                       f"the primaries again, the promoted streams their mirrors): jetlink dr "
-                       f"failback {froms} --switch")
+                       f"the primaries again, the promoted streams their mirrors): run this "
+                       f"command again with --switch (jetlink dr failback {froms} --switch, "
+                       "with this run's server or cluster options)")
     fence = doc.get("fence")
     if fence:
         out += fence_lines(fence)

@@ -827,7 +827,9 @@ def test_a_failback_without_switch_names_the_switch_as_the_next_step(region, tmp
     assert r.stdout.splitlines()[-2:] == [
         "Region failback of west: 3 done, 0 done earlier, 0 skipped, 0 failed",
         "Next: once the old origins have caught up, switch back (they become the primaries "
-        "again, the promoted streams their mirrors): jetlink dr failback --from west --switch"]
+        "again, the promoted streams their mirrors): run this command again with --switch "
+        "(jetlink dr failback --from west --switch, with this run's server or cluster "
+        "options)"]
 
 
 def test_a_switch_planned_after_the_tails_were_saved_says_they_are(region, tmp_path):

@@ -257,9 +257,10 @@ def test_a_mirror_back_promoted_on_its_side_is_switched_never_saved_again(world,
     res = world("stream", "failback", "ORDERS_EAST", "--switch", "-f")
     assert res.exit_code == 1
     assert "ORDERS_EAST@east took messages after ORDERS@west was promoted (sequences " \
-        "15..15): they are only on ORDERS_EAST@east; save them (jetlink stream export), " \
-        "publish on ORDERS@west what belongs there, remove them from ORDERS_EAST@east " \
-        "(jetlink stream rmm ORDERS_EAST SEQ) and run again" in res.stderr.replace("\n", " ")
+        "15..15), which the switch would delete with it; save them (jetlink stream " \
+        "export), publish on ORDERS@west those it does not hold (a publish a leafnode took " \
+        "to both sides is on it already), remove them from ORDERS_EAST@east (jetlink " \
+        "stream rmm ORDERS_EAST SEQ) and run again" in res.stderr.replace("\n", " ")
     assert state(world.data) == before and _rows(tail_path) == saved
     dd, east = _js(world.data, "east")
     east.delete_msg("ORDERS_EAST", 15)  # (moved by hand, as the refusal says)

@@ -1119,10 +1119,11 @@ def _record_promoted(run: _Run, info: Any, planned: bool) -> None:
         if later is not None:
             raise JetlinkError(
                 f"{report.here} took messages after {report.there} was promoted "
-                f"(sequences {later.seq}..{info.state.last_seq}): they are only on "
-                f"{report.here}; save them (jetlink stream export), publish on "
-                f"{report.there} what belongs there, remove them from {report.here} "
-                f"(jetlink stream rmm {run.stream} SEQ) and run again",
+                f"(sequences {later.seq}..{info.state.last_seq}), which the switch would "
+                f"delete with it; save them (jetlink stream export), publish on "
+                f"{report.there} those it does not hold (a publish a leafnode took to both "
+                f"sides is on it already), remove them from {report.here} (jetlink stream "
+                f"rmm {run.stream} SEQ) and run again",
                 field="stream")
     rec["stream_config"] = _cfg_doc(info.config)
     rec["stream_consumers"] = _positions(run.site.js.consumers(run.stream))
