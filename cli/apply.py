@@ -290,6 +290,8 @@ def export(
         doc = live.read(None)
         if source is None:
             _withheld_secrets(app, live.bindings)
+        else:  # (the file's own tables: its secrets never copied either)
+            _file_secrets_withheld(app, doc)
     else:
         withheld: list[tuple[str, str, str]] = []
         doc = export_document(data_dir(app, step=False), common.make_clock(),
@@ -324,6 +326,22 @@ def _withheld_secrets(app: App, bindings: dict[str, Any]) -> None:
             keys = " or ".join(f"{k} = \"...\"" for k in left)
             output.notice(app, f"jetlink: notice: cluster {name}: the connection's "
                           f"{' and '.join(left)} is not written (secrets never are); before "
+                          f"jetlink apply of the file, add {keys} to [clusters.{name}] or "
+                          "bind it to a context (context = NAME)")
+
+
+def _file_secrets_withheld(app: App, doc: dict[str, Any]) -> None:
+    """``export --from FILE``: each cluster table the file gave, without its password or
+    token (keys, or a server URL's user part); a notice for each one left out."""
+    from jetlink.core.topology.targets import table_without_secrets
+
+    for name, table in (doc.get("clusters") or {}).items():
+        clean, left = table_without_secrets(table)
+        doc["clusters"][name] = clean
+        if left:
+            keys = " or ".join(f"{k} = \"...\"" for k in left)
+            output.notice(app, f"jetlink: notice: cluster {name}: the {' and '.join(left)} "
+                          f"of the file's binding is not written (secrets never are); before "
                           f"jetlink apply of the file, add {keys} to [clusters.{name}] or "
                           "bind it to a context (context = NAME)")
 

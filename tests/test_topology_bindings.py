@@ -301,3 +301,21 @@ def test_validate_without_live_sees_an_origin_bound_without_a_domain(jl, tmp_pat
         f'{path}: stream M: mirror.domain: origin "OV1" in cluster "w": that cluster is bound '
         "to nats://127.0.0.1:24222 without a JetStream domain, so a stream of cluster "
         '"east" can not reach it (set js_domain in [clusters.w])\n')), r.output
+
+
+@pytest.mark.parametrize(("table", "clean", "left"), [
+    ({"server": "nats://h:4222", "user": "ops", "password": "pw"},
+     {"server": "nats://h:4222", "user": "ops"}, ["password"]),
+    ({"server": "nats://h:4222", "token": "tk"}, {"server": "nats://h:4222"}, ["token"]),
+    ({"server": "nats://ops:pw@h:4222,tls://ops:pw@g:4222"},
+     {"server": "nats://h:4222,tls://g:4222", "user": "ops"}, ["password"]),
+    ({"server": "nats://tk@h:4222", "js_domain": "west"},
+     {"server": "nats://h:4222", "js_domain": "west"}, ["token"]),
+    ({"context": "prod", "js_domain": "east"}, {"context": "prod", "js_domain": "east"}, []),
+    ({"server": "nats://h:4222", "creds": "/c.creds"},
+     {"server": "nats://h:4222", "creds": "/c.creds"}, []),
+])
+def test_a_files_table_exported_without_its_secrets(table, clean, left):
+    from jetlink.core.topology.targets import table_without_secrets
+
+    assert table_without_secrets(table) == (clean, left)

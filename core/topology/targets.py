@@ -161,6 +161,26 @@ def _server_context(target: Any) -> str | None:
     return m.group(1) if m else None
 
 
+def table_without_secrets(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A ``[clusters.<name>]`` table as a file gives it (``export --from`` copies it), with
+    what :func:`target_table` never writes taken out: ``password`` and ``token`` keys, and
+    a server URL's ``user:password@`` (its user kept as ``user`` when the table has none)
+    or ``token@``; the secrets left out, named as :func:`withheld` names them."""
+    out = dict(table)
+    left: list[str] = [k for k in ("password", "token") if out.pop(k, None) is not None]
+    if isinstance(out.get("server"), str):
+        parts = [split_userinfo(s.strip()) for s in out["server"].split(",")]
+        infos = [u for _, u, _ in parts if u]
+        if infos:
+            out["server"] = ",".join(f"{scheme}{host}" for scheme, _, host in parts)
+            user = next((u.partition(":")[0] for u in infos if ":" in u), None)
+            if user and "user" not in out:
+                out["user"] = user
+            left += ["password"] if any(":" in u for u in infos) else []
+            left += ["token"] if any(":" not in u for u in infos) else []
+    return out, sorted(set(left), key=("password", "token").index)
+
+
 def withheld(target: Any) -> list[str]:
     """The secrets :func:`target_table` leaves out of a binding it writes (``password``,
     ``token``): what ``apply`` of the file needs given again (a ``password`` / ``token``

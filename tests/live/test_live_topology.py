@@ -282,6 +282,20 @@ def test_export_never_writes_a_password_or_token_and_apply_says_where_they_go(li
         "used for a cluster a file binds)\n"), res.stderr
     out.write_text(out.read_text().replace('user = "ops"', 'user = "ops"\npassword = "s3cret"'))
     assert ok(jl("apply", str(out), "--dry-run")).stdout.startswith("No changes")
+    # export --from that file (its password key), or one with the secret in its URL or a
+    # token: the file's own table copied without it, said as the connection's is
+    token_url = write(tmp_path, f'version = 1\n[clusters.local]\nserver = "{in_url}"\n',
+                      "inurl.toml")
+    for given, left in ((str(out), "password"), (token_url, "password")):
+        res = jl("export", "--from", given)
+        assert res.exit_code == 0, res.output
+        assert "s3cret" not in res.stdout
+        assert tomllib.loads(res.stdout)["clusters"]["local"] == {
+            "kind": "nats", "server": live_auth.url, "user": "ops"}
+        assert res.stderr == (
+            f"jetlink: notice: cluster local: the {left} of the file's binding is not written "
+            f'(secrets never are); before jetlink apply of the file, add {left} = "..." to '
+            "[clusters.local] or bind it to a context (context = NAME)\n"), res.stderr
 
 
 def test_updates_with_field_differences(live, tmp_path):
