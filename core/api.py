@@ -200,6 +200,10 @@ class JetStreamAPI(Protocol):
     # -- where it acts (for messages: "stream ORDERS in cluster west" / "on nats://...")
     @property
     def where(self) -> str: ...
+    # the external API prefixes that name this JetStream itself (a mirror through one of
+    # them reads its own streams: ``$JS.API``, ``$JS.<its domain or cluster>.API``)
+    @property
+    def own_api_prefixes(self) -> frozenset[str]: ...
 
     # -- streams (a config, or its JSON document)
     def add_stream(self, cfg: StreamConfig | Mapping[str, Any]) -> StreamInfoAPI: ...

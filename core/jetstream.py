@@ -224,6 +224,12 @@ class JetStream:
         """What this API acts on, for messages: the data directory's cluster."""
         return f"cluster {self.cluster.name}"
 
+    @property
+    def own_api_prefixes(self) -> frozenset[str]:
+        from .config.validate import JS_API_PREFIX
+
+        return frozenset((JS_API_PREFIX, f"$JS.{self.cluster.name}.API"))
+
     @staticmethod
     def _find(catalog: S.Catalog, name: str) -> S.StreamDef:
         d = catalog.by_name.get(name)

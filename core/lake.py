@@ -1266,7 +1266,7 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
         doc.pop("metadata", None)
     cfg = StreamConfig.from_json(doc, strict=False)
     try:
-        if _mirrors_itself(cfg, js.cluster.name):  # (through its own cluster's API too,
+        if _mirrors_itself(cfg, js):  # (through its own cluster's API too,
             # which the server's cycle check, skipping external origins, lets through)
             from .errors import nats_error
 
@@ -1276,7 +1276,7 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
         js.add_stream(cfg)
     except ApiError as err:
         detail = f": {err.detail}" if err.detail else ""  # (what overlaps what, ...)
-        if _mirrors_itself(cfg, js.cluster.name):
+        if _mirrors_itself(cfg, js):
             # a mirror's dataset names its origin: imported under the origin's name it would
             # mirror itself (the server's cycle check)
             detail += (f" (the dataset is a mirror of {name}: import it under another name, "
@@ -1291,13 +1291,12 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
     return sealed
 
 
-def _mirrors_itself(cfg: Any, cluster: str) -> bool:
-    """Whether ``cfg`` is a mirror of the stream of its own name in ``cluster`` (no external
-    API, or one naming that cluster)."""
-    from .replication import origin_cluster
-
+def _mirrors_itself(cfg: Any, js: Any) -> bool:
+    """Whether ``cfg`` is a mirror of the stream of its own name in ``js`` (no external API,
+    or one of the prefixes that name ``js`` itself)."""
     m = cfg.mirror
-    return m is not None and m.name == cfg.name and origin_cluster(m, cluster)[0] == cluster
+    return m is not None and m.name == cfg.name and (
+        m.external is None or not m.external.api or m.external.api in js.own_api_prefixes)
 
 
 def _seal_imported(js, name: str) -> None:

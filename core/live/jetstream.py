@@ -142,6 +142,12 @@ class LiveJetStream(LiveConsumers):
     def where(self) -> str:
         return self.conn.target.shown_url
 
+    @property
+    def own_api_prefixes(self) -> frozenset[str]:
+        """``$JS.API`` and the prefix this connection addresses (its domain's): the server's
+        own domain name is not known without asking."""
+        return frozenset((JS_API_PREFIX, self.api_prefix))
+
     def api(self, verb: str, doc: Mapping[str, Any] | None = None) -> dict[str, Any]:
         try:
             return self.conn.api(verb, doc, prefix=self.api_prefix)
