@@ -84,6 +84,9 @@ def _live_problems(app: App, topo: Any) -> tuple[list[Any], list[Any]]:
     from jetlink.core.topology import validate_topology
     from jetlink.core.topology.plan import plan_topology, unique_problems
 
+    if any(p.object is None for p in topo.problems):  # a file that does not read: its
+        # problem (exit 3), not a file that binds nothing (its clusters are not known)
+        return unique_problems(validate_topology(topo)), topo.warnings
     backend, problems = topology_backend(app, topo, live_only=True)
     if backend is None:
         return unique_problems([*validate_topology(topo), *problems]), topo.warnings

@@ -726,6 +726,13 @@ def test_validate_live_needs_something_bound(jl, tmp_path):
     result = jl("validate", write(tmp_path, BASE), "--live")
     assert result.exit_code == 2
     assert "--live needs a file whose clusters are bound to servers" in result.stderr
+    # a file that does not read is its problem (exit 3), as validate without --live says
+    bad = write(tmp_path, '[clusters.local]\nserver = "nats://127.0.0.1:1"\n[streams.A]\n'
+                'subjects = ["a.>"\n', "bad.toml")
+    for path, said in ((bad, "invalid TOML: Unclosed array (at end of document)"),
+                       (str(tmp_path / "nope.toml"), "file not found")):
+        result = jl("validate", path, "--live")
+        assert (result.exit_code, result.stdout) == (3, f"{path}: {said}\n"), result.output
 
 
 def test_a_file_without_clusters_applies_to_a_fresh_data_directory(jl, tmp_path):
