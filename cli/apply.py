@@ -321,13 +321,7 @@ def _withheld_secrets(app: App, bindings: dict[str, Any]) -> None:
     from jetlink.core.topology.targets import withheld
 
     for name, b in bindings.items():
-        left = withheld(b.target)
-        if left:
-            keys = " or ".join(f"{k} = \"...\"" for k in left)
-            output.notice(app, f"jetlink: notice: cluster {name}: the connection's "
-                          f"{' and '.join(left)} is not written (secrets never are); before "
-                          f"jetlink apply of the file, add {keys} to [clusters.{name}] or "
-                          "bind it to a context (context = NAME)")
+        _secrets_notice(app, name, withheld(b.target), "the connection's {}")
 
 
 def _file_secrets_withheld(app: App, doc: dict[str, Any]) -> None:
@@ -336,14 +330,19 @@ def _file_secrets_withheld(app: App, doc: dict[str, Any]) -> None:
     from jetlink.core.topology.targets import table_without_secrets
 
     for name, table in (doc.get("clusters") or {}).items():
-        clean, left = table_without_secrets(table)
-        doc["clusters"][name] = clean
-        if left:
-            keys = " or ".join(f"{k} = \"...\"" for k in left)
-            output.notice(app, f"jetlink: notice: cluster {name}: the {' and '.join(left)} "
-                          f"of the file's binding is not written (secrets never are); before "
-                          f"jetlink apply of the file, add {keys} to [clusters.{name}] or "
-                          "bind it to a context (context = NAME)")
+        doc["clusters"][name], left = table_without_secrets(table)
+        _secrets_notice(app, name, left, "the {} of the file's binding")
+
+
+def _secrets_notice(app: App, name: str, left: list[str], what: str) -> None:
+    """The notice for cluster ``name``'s secrets ``left`` out of an export (``what``: whose
+    they were, ``{}`` their names): what ``apply`` of the file needs given again."""
+    if left:
+        keys = " or ".join(f"{k} = \"...\"" for k in left)
+        output.notice(app, f"jetlink: notice: cluster {name}: {what.format(' and '.join(left))} "
+                      f"is not written (secrets never are); before jetlink apply of the file, "
+                      f"add {keys} to [clusters.{name}] or bind it to a context (context = "
+                      "NAME)")
 
 
 def register(app: typer.Typer) -> None:
