@@ -286,7 +286,9 @@ def test_a_non_editable_change_is_reported_not_forced(jl, tmp_path):
 KAFKA_REFUSED = [
     ("fewer partitions", ('partitions = 3\nconfigs = { "retention.ms"',
                           'partitions = 2\nconfigs = { "retention.ms"'),
-     "topic orders in cluster kwest: the partition count can only grow (3 -> 2)"),
+     "topic orders in cluster kwest: the partition count can only grow (3 -> 2): The topic "
+     "orders currently has 3 partition(s); 2 would not be an increase. (INVALID_PARTITIONS "
+     "37)"),
     ("a link's source", ('cluster = "keast"\nsource_cluster = "kwest"',
                          'cluster = "keast"\nsource_cluster = "kwest2"'),
      "link dr in cluster keast: a link's source cluster can not change (delete and re-create "
