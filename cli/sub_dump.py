@@ -66,7 +66,6 @@ def _seq_of(doc: dict[str, Any], n: int) -> int:
     push consumer's delivery, as natscli's printMsg reads it), else its number ``n``."""
     reply = doc.get("reply") or ""
     if reply.startswith("$JS.ACK."):
-        from jetlink.core.errors import JetlinkError
         from jetlink.core.messages import ack_metadata
 
         try:

@@ -1265,8 +1265,9 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
     else:
         doc.pop("metadata", None)
     cfg = StreamConfig.from_json(doc, strict=False)
+    itself = _mirrors_itself(cfg, js)
     try:
-        if _mirrors_itself(cfg, js):  # (through its own cluster's API too,
+        if itself:  # (through its own cluster's API too,
             # which the server's cycle check, skipping external origins, lets through)
             from .errors import nats_error
 
@@ -1276,7 +1277,7 @@ def _create_from_meta(js, name: str, doc: dict[str, Any], path: str) -> bool:
         js.add_stream(cfg)
     except ApiError as err:
         detail = f": {err.detail}" if err.detail else ""  # (what overlaps what, ...)
-        if _mirrors_itself(cfg, js):
+        if itself:
             # a mirror's dataset names its origin: imported under the origin's name it would
             # mirror itself (the server's cycle check)
             detail += (f" (the dataset is a mirror of {name}: import it under another name, "

@@ -75,14 +75,13 @@ class TopicConsumer:
         group meanwhile) and reads each one from the group's committed offset. Returns
         ``{partition: position kept, or None: lost}`` of the partitions it held."""
         assert self.group is not None
-        held = {} if evicted else self.positions
-        lost: dict[int, int | None] = dict.fromkeys(self.positions) if evicted else {}
+        held = self.positions
         self.generation = self.kafka.join(
             self.group, self.member, [self.topic], session_timeout_ms=self.session_timeout_ms,
             client_id=self.client_id)
         self.positions = {}
-        if not held:
-            return lost
+        if evicted or not held:
+            return dict.fromkeys(held)
         committed = self.kafka.committed(self.group)
         mine = set(self.assigned())
         ahead = {}

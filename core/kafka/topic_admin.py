@@ -31,6 +31,7 @@ from .topic_types import (
     TopicInfo,
     find_topic,
     get_topic,
+    not_an_increase,
     row_topic,
     topic_info,
 )
@@ -211,10 +212,7 @@ def alter_topic(kafka: TopicStore, name: str, *, configs: Mapping[str, Any] | No
                                  f"Topic already has {t.partitions} partition(s).",
                                  field="partitions")
             if partitions < t.partitions:
-                raise KafkaError(
-                    "INVALID_PARTITIONS",
-                    f"The topic {name} currently has {t.partitions} partition(s); "
-                    f"{partitions} would not be an increase.", field="partitions")
+                raise not_an_increase(name, t.partitions, partitions)
             if partitions > MAX_PARTITIONS:
                 raise KafkaError("INVALID_PARTITIONS",
                                  f"Number of partitions {partitions} is above jetlink's "

@@ -26,6 +26,7 @@ __all__ = [
     "TopicRow",
     "find_topic",
     "get_topic",
+    "not_an_increase",
     "row_topic",
     "topic_info",
     "unknown_partition",
@@ -223,6 +224,14 @@ def unknown_partition(topic: str, partition: Any, partitions: int) -> KafkaError
                       f"This server does not host this topic-partition: partition {partition} "
                       f"of topic '{topic}' is not in the range [0...{partitions}).",
                       field="partition")
+
+
+def not_an_increase(topic: str, partitions: int, given: int) -> KafkaError:
+    """INVALID_PARTITIONS for a partition count below the topic's (KRaft's
+    createPartitions: a count can only grow), in Kafka's words."""
+    return KafkaError("INVALID_PARTITIONS",
+                      f"The topic {topic} currently has {partitions} partition(s); {given} "
+                      "would not be an increase.", field="partitions")
 
 
 def row_topic(row: Any) -> TopicRow:

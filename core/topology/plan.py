@@ -295,13 +295,14 @@ def _check_update(change: Change, current_streams: dict[tuple[str, str], Any],
                        (p.file, p.object, p.field, p.err_code) for q in problems):
                 problems.append(p)  # (the file's own check named it already: once)
     elif change.kind == "topic":
-        if obj.spec.partitions < cur.spec.partitions:  # (topic alter's refusal, in words
-            # and Kafka's name and number: core/kafka/topic_admin.py)
+        if obj.spec.partitions < cur.spec.partitions:  # (topic alter's refusal)
+            from ..kafka.topic_types import not_an_increase
+
+            err = not_an_increase(change.name, cur.spec.partitions, obj.spec.partitions)
             problems.append(_refusal(
                 change, f"the partition count can only grow ({cur.spec.partitions} -> "
-                        f"{obj.spec.partitions}): The topic {change.name} currently has "
-                        f"{cur.spec.partitions} partition(s); {obj.spec.partitions} would not "
-                        "be an increase. (INVALID_PARTITIONS 37)", "partitions"))
+                        f"{obj.spec.partitions}): {err.description} ({err.name} "
+                        f"{err.error_code})", "partitions"))
     elif change.kind == "link":
         if obj.spec.source_cluster != cur.spec.source_cluster:
             problems.append(_refusal(change, "a link's source cluster can not change (delete "
