@@ -262,7 +262,8 @@ def export(
     bound to the server in its table (server, js_domain, or context when the server came
     from one; passwords and tokens are never written), so jetlink apply of the output
     changes nothing. --from FILE reads the live servers FILE binds its clusters to, and
-    writes their bindings as FILE gives them.
+    writes their bindings as FILE gives them; a FILE with problems (one that does not read,
+    a binding that is wrong) is shown as jetlink validate shows it, exit status 3.
 
     --output FILE writes JSON when FILE ends in .json. With --json: the document as JSON
     (with --output: {output, format, clusters}).
@@ -285,7 +286,13 @@ def export(
     # 2), before any server is asked
     for name in clusters or ():
         validate_cluster_name(name, field="--cluster")
-    live = common.live_export_backend(app, clusters, source)
+    try:
+        live = common.live_export_backend(app, clusters, source)
+    except common.FileProblems as bad:  # as validate shows them (exit 3)
+        from jetlink.cli.validate import render as render_problems
+
+        app.emit(bad.to_json(), human=lambda a, d: render_problems(a, d, ok_lines=False))
+        raise typer.Exit(ExitCode.PROBLEMS) from None
     if live is not None:
         doc = live.read(None)
         if source is None:

@@ -844,15 +844,29 @@ def _credentials_not_for_bindings(app: App, topo: Any) -> None:
     output.notice(app, f"jetlink: notice: {what}")
 
 
+class FileProblems(Exception):
+    """A topology file's problems (the caller shows them as ``jetlink validate`` does: exit
+    status 3)."""
+
+    def __init__(self, file: str, problems: list[Any], warnings: list[Any]) -> None:
+        super().__init__(file)
+        self.file, self.problems, self.warnings = file, problems, warnings
+
+    def to_json(self) -> dict[str, Any]:
+        """``jetlink validate``'s document of the file."""
+        return {"files": [self.file], "problems": [p.to_dict() for p in self.problems],
+                "warnings": [w.to_dict() for w in self.warnings], "valid": False}
+
+
 def live_export_backend(app: App, domains: list[str] | None, source: Path | None) -> Any:
     """What ``jetlink export`` reads from live servers: the bound clusters of ``source``
-    (``--from FILE``), else the server in force (its JetStream, or the JetStream domains
-    ``domains`` as clusters of those names). None: neither (the data directory)."""
+    (``--from FILE``; :class:`FileProblems` when it has problems), else the server in force
+    (its JetStream, or the JetStream domains ``domains`` as clusters of those names). None:
+    neither (the data directory)."""
     from jetlink.core.topology.bindings import bound_clusters
     from jetlink.core.topology.live import LiveClusters
 
     if source is not None:
-        from jetlink.core.errors import JetlinkError
         from jetlink.core.topology import Topology
 
         topo = Topology()
@@ -860,10 +874,7 @@ def live_export_backend(app: App, domains: list[str] | None, source: Path | None
         _timeout_not_for_bindings(app, topo)
         bindings, problems = bound_clusters(topo, domains or None)
         if problems:
-            p = problems[0]
-            where = ": ".join(str(x) for x in (p.file, p.object, p.field) if x)
-            more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-            raise JetlinkError(f"{where}: {p.description}{more}", field="from")
+            raise FileProblems(str(source), problems, topo.warnings)
         if not bindings:
             raise usage(f"{source} binds no cluster{' of those names' if domains else ''} to a "
                         'server (server = "nats://..." or context = "NAME" in '

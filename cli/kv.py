@@ -292,7 +292,6 @@ def _value_fields(
 
 # KeyValueConfig fields a KV mirror does not take (the flag that sets each).
 _NOT_FOR_MIRRORS = {
-    "compression": "--compress",
     "republish": "--republish-destination",
     "limit_marker_ttl": "--marker-ttl",
 }
@@ -489,7 +488,8 @@ def add(
 
 
 # The settings of a KV mirror `kv edit` changes (its origin and key filter stay).
-_MIRROR_EDITABLE = {"description", "history", "ttl", "max_bytes", "max_value_size", "metadata"}
+_MIRROR_EDITABLE = {"description", "history", "ttl", "max_bytes", "max_value_size", "metadata",
+                    "compression"}
 
 
 def _confirm_removal(app: App, kv: Any, bucket: str, old: Any, new: Any, *,
@@ -572,14 +572,16 @@ def edit(
             if extra:
                 raise JetlinkError(
                     f"KV {handle.name} is a KV mirror: only its description, history, TTL, "
-                    f"sizes and metadata can be edited, not {', '.join(sorted(extra))}",
+                    f"sizes, compression and metadata can be edited, not "
+                    f"{', '.join(sorted(extra))}",
                     field="bucket",
                 )
             changes = {"description": values.get("description"),
                        "history": values.get("history"), "ttl": values.get("ttl"),
                        "max_bytes": values.get("max_bytes"),
                        "max_value_size": values.get("max_value_size"),
-                       "metadata": values.get("metadata")}
+                       "metadata": values.get("metadata"),
+                       "compression": values.get("compression")}
             _confirm_removal(app, kv, handle.name, *kv.mirror_update(handle.name, **changes),
                              force=force)
             status = kv.update_mirror(handle.name, **changes)

@@ -448,17 +448,19 @@ class KV:
     def update_mirror(self, name: str, *, description: str | None = None,
                       history: int | None = None, ttl: int | None = None,
                       max_bytes: int | None = None, max_value_size: int | None = None,
-                      metadata: dict[str, str] | None = None) -> KVStatus:
+                      metadata: dict[str, str] | None = None,
+                      compression: bool | None = None) -> KVStatus:
         """Change a KV mirror's own settings (its origin and key filter stay)."""
         _current, cfg = self.mirror_update(
             name, description=description, history=history, ttl=ttl, max_bytes=max_bytes,
-            max_value_size=max_value_size, metadata=metadata)
+            max_value_size=max_value_size, metadata=metadata, compression=compression)
         return _status(name, self._updated(cfg))
 
     def mirror_update(self, name: str, *, description: str | None = None,
                       history: int | None = None, ttl: int | None = None,
                       max_bytes: int | None = None, max_value_size: int | None = None,
-                      metadata: dict[str, str] | None = None
+                      metadata: dict[str, str] | None = None,
+                      compression: bool | None = None
                       ) -> tuple[StreamConfig, StreamConfig]:
         """The KV mirror's stream config now and as :meth:`update_mirror` would make it
         (nothing changed)."""
@@ -485,6 +487,8 @@ class KV:
             cfg.max_msg_size = int(max_value_size) if max_value_size > 0 else -1
         if metadata is not None:
             cfg.metadata = dict(metadata)
+        if compression is not None:
+            cfg.compression = "s2" if compression else "none"
         return current, cfg
 
     def bucket_config(self, bucket: str) -> KeyValueConfig:

@@ -717,11 +717,18 @@ def test_export_from_a_file_needs_bound_clusters(jl, tmp_path):
     assert plain.exit_code == 2 and "binds no cluster to a server" in plain.stderr
     broken = jl("export", "--from", write(tmp_path, '[clusters.west]\nserver = "http://x"\n',
                                           "b.toml"))
-    assert broken.exit_code == 1
-    assert broken.stderr.strip().splitlines() == [
-        f"jetlink: error: {tmp_path / 'b.toml'}: cluster west: server: invalid server URL "
+    # the file's problems as validate shows them, with its exit status (3)
+    assert (broken.exit_code, broken.stdout, broken.stderr) == (3, (
+        f"{tmp_path / 'b.toml'}: cluster west: server: invalid server URL "
         "'http://x' ([clusters.west] server): the scheme must be nats://, tls://, ws:// or "
-        "wss://"]
+        "wss://\n"), "1 problem in 1 file\n")
+    unreadable = jl("export", "--from", write(tmp_path, "streams = [\n", "u.toml"), "-j")
+    assert unreadable.exit_code == 3
+    assert doc(unreadable) == {
+        "files": [str(tmp_path / "u.toml")], "warnings": [], "valid": False,
+        "problems": [{"file": str(tmp_path / "u.toml"), "object": None, "field": None,
+                      "err_code": 0,
+                      "description": "invalid TOML: Invalid value (at end of document)"}]}
 
 
 def test_validate_live_needs_something_bound(jl, tmp_path):

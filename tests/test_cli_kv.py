@@ -607,7 +607,7 @@ ERRORS = [
     (("kv", "add", "M", "--mirror-domain", "west"), 2, "jetlink: error: --mirror-domain goes with --mirror"),
     (("kv", "add", "M", "--keys", "a.>"), 2, "jetlink: error: --keys goes with --mirror (an aggregate takes --source ORIGIN:KEYS)"),
     (("kv", "add", "M", "--writable"), 2, "jetlink: error: --writable goes with --source (an aggregate)"),
-    (("kv", "add", "M", "--mirror", "CFG", "--compress"), 2, "jetlink: error: --compress does not apply to a KV mirror (it holds what ORIGIN holds)"),
+    (("kv", "add", "M", "--mirror", "CFG", "--marker-ttl", "5s"), 2, "jetlink: error: --marker-ttl does not apply to a KV mirror (it holds what ORIGIN holds)"),
     (("kv", "add", "M", "--mirror", "CFG@"), 2, "jetlink: error: invalid value for --mirror: 'CFG@': expected BUCKET or BUCKET@CLUSTER"),
     (("kv", "add", "M", "--mirror", "CFG@east", "--mirror-domain", "west"), 2, "jetlink: error: --mirror-domain conflicts with the cluster given by --mirror"),
     (("kv", "add", "M", "--mirror", "CFG", "--mirror-domain", "east"), 1, "jetlink: error: cluster east not found"),
@@ -717,10 +717,13 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
     for args in (("del", "-f"), ("purge", "-f")):
         assert jl("kv", args[0], "CONFIG_EAST", "features.dark", args[1]).exit_code == 1
     assert doc(jl("kv", "edit", "CONFIG_EAST", "--history", "5", "-j"))["history"] == 5
-    edit = jl("kv", "edit", "CONFIG_EAST", "--compress")
+    # compression is the mirror's own storage (natscli's kv add/edit --compress with a mirror)
+    assert doc(jl("kv", "edit", "CONFIG_EAST", "--compress", "-j"))["is_compressed"] is True
+    assert doc(jl("kv", "edit", "CONFIG_EAST", "--no-compress", "-j"))["is_compressed"] is False
+    edit = jl("kv", "edit", "CONFIG_EAST", "--republish-destination", "x.>")
     assert edit.exit_code == 1
-    assert "is a KV mirror: only its description, history, TTL, sizes and metadata can be " \
-        "edited, not compression" in edit.stderr
+    assert "is a KV mirror: only its description, history, TTL, sizes, compression and " \
+        "metadata can be edited, not republish" in edit.stderr
     assert ok(jl("kv", "ls", "--names")).stdout == "CONFIG_EAST\n"
     info = ok(jl("kv", "info", "CONFIG_EAST")).stdout
     assert (
@@ -741,6 +744,23 @@ def test_kv_mirror_with_key_filter(jl):
     # inside the filter the mirror answers, outside it the origin does
     assert doc(jl("kv", "get", "CONFIG", "features.dark", "-j"))["served_by"] == "KV_FEAT"
     assert doc(jl("kv", "get", "CONFIG", "flags.beta", "-j"))["served_by"] == "KV_CONFIG"
+
+
+def test_a_kv_mirror_may_be_compressed_and_exports_so(jl, tmp_path):
+    """natscli's kv add --mirror ... --compress: S2 is the mirror's own storage, kept by
+    export and apply (the mirror stream's compression, as nats.go's CreateKeyValue sends)."""
+    west_config(jl)
+    made = doc(jl("kv", "add", "FEAT", "--mirror", "CONFIG@west", "--compress", "-j"))
+    assert made["is_compressed"] is True
+    assert made["stream_info"]["config"]["compression"] == "s2"
+    assert doc(jl("kv", "keys", "FEAT", "-j")) == ["features.dark", "flags.beta"]
+    exported = ok(jl("export", "-o", str(tmp_path / "t.toml"))).stdout
+    text = (tmp_path / "t.toml").read_text()
+    assert '[kv_mirrors.FEAT]\norigin_bucket = "CONFIG"\ndomain = "west"\n' \
+        'compression = true\n' in text, (exported, text)
+    ok(jl("kv", "rm", "FEAT", "-f"))
+    ok(jl("apply", str(tmp_path / "t.toml")))
+    assert doc(jl("kv", "info", "FEAT", "-j"))["is_compressed"] is True
 
 
 def test_a_removed_bucket_is_not_found_though_a_mirror_of_it_remains(jl):

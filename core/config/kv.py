@@ -294,6 +294,7 @@ class KVMirrorConfig:
     external: ExternalStream | None = None
     domain: str = ""
     metadata: dict[str, str] = field(default_factory=dict)
+    compression: bool = False
 
     @property
     def origin_stream(self) -> str:
@@ -347,6 +348,7 @@ class KVMirrorConfig:
             placement=_copy(self.placement),
             mirror=self.filter_source(),
             metadata=dict(self.metadata),
+            compression=self.compression,
         ).to_stream_config()
 
     @classmethod
@@ -568,6 +570,7 @@ _SCHEMAS: dict[type, dict[str, str]] = {
         "history": "int", "ttl": "duration", "max_bytes": "int", "max_value_size": "int",
         "storage": "str", "placement": "placement", "keys": "strlist",
         "external": "external", "domain": "str", "metadata": "metadata",
+        "compression": "bool",
     },
     KVAggregateConfig: {
         "bucket": "str", "writable": "bool", "description": "str", "replicas": "int",

@@ -117,7 +117,7 @@ def _kv_mirror_spec(cfg: Any) -> Any:
         ttl=cfg.max_age, max_bytes=max(cfg.max_bytes, 0),
         max_value_size=max(cfg.max_msg_size, 0), storage=cfg.storage,
         placement=cfg.placement, keys=_keys(cfg.mirror, origin), external=external,
-        domain=domain, metadata=dict(cfg.metadata))
+        domain=domain, metadata=dict(cfg.metadata), compression=cfg.compression == "s2")
 
 
 def _aggregate_spec(cfg: Any, bucket: str) -> Any:

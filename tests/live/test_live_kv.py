@@ -250,9 +250,11 @@ def test_kv_mirror_across_domains(live_domains, monkeypatch):
     ok(west("kv", "add", "CONFIG"))
     ok(west("kv", "put", "CONFIG", "k", "v1"))
     status = doc(east("kv", "add", "CONFIG_EAST", "--mirror", "CONFIG", "--mirror-domain",
-                      "west", "-j"))
+                      "west", "--compress", "-j"))
     assert status["kind"] == "mirror"
+    assert status["is_compressed"] is True
     cfg = status["stream_info"]["config"]
+    assert cfg["compression"] == "s2"
     assert cfg["mirror"]["external"]["api"] == "$JS.west.API"
     wait_until(lambda: (r := east("kv", "get", "CONFIG_EAST", "k", "--raw")).exit_code == 0
                and r.stdout == "v1", message=lambda: "the mirror's value of k ("
@@ -262,6 +264,7 @@ def test_kv_mirror_across_domains(live_domains, monkeypatch):
     assert res.stderr == ("jetlink: error: KV CONFIG_EAST is a read-only mirror of bucket "
                           "CONFIG of domain west: write to the bucket CONFIG of domain west "
                           "instead (jetlink --js-domain west kv put CONFIG ...)\n")
+    assert doc(east("kv", "edit", "CONFIG_EAST", "--no-compress", "-j"))["is_compressed"] is False
     # an origin bucket that does not exist in its domain: refused before anything is made
     res = east("kv", "add", "NOPE_EAST", "--mirror", "NOPE", "--mirror-domain", "west", "-j")
     assert res.exit_code == 1
