@@ -1304,9 +1304,12 @@ def history(
     Table of Key, Revision, Op, Created, Length, Value (oldest first, deletes and purges
     included). A KEY with wildcards (users.*, >) shows every revision of the keys it
     matches, in revision order, as nats.go's History. With --json: the list of Entries.
+    A "*" or ">" inside a token (a*) is literal text, as nats.go takes it: such a filter
+    matches no key, said on stderr.
     """
     app = App.of(ctx)
     handle = open_bucket(app, bucket)
+    _literal_wildcards_said(app, [key])
     with _key_named(handle, key):
         entries = handle.history(key)
     app.emit(
@@ -1353,13 +1356,30 @@ def keys(
     """List the keys of a bucket.
 
     One key per line (sorted), deleted and purged keys left out; "No keys found in bucket"
-    on stderr when there is none. With --json: the list of keys.
+    on stderr when there is none. With --json: the list of keys. A "*" or ">" inside a token (a*) is
+    literal text, as nats.go takes it: such a filter matches no key, said on stderr.
     """
     _keys(App.of(ctx), bucket, filters or [])
 
 
+def _literal_wildcards_said(app: App, filters: list[str]) -> None:
+    """A notice for each filter with a ``*`` or ``>`` inside a longer token (``a*``): taken
+    as nats.go's searchKeyValid takes it, literal text to the server, so it matches no key
+    (a wildcard is a whole token)."""
+    from jetlink.core.config.kvnames import literal_wildcards
+
+    for f in filters:
+        tokens = literal_wildcards(f) if isinstance(f, str) else []
+        if tokens:
+            output.notice(app, f"jetlink: notice: key filter {f!r} matches no key: \"*\" "
+                          "and \">\" are wildcards only as a whole token (a.*, a.>); in "
+                          f"{', '.join(tokens)} they are literal text, which no valid key holds")
+
+
 def _keys(app: App, bucket: str, filters: list[str]) -> None:
-    found = open_bucket(app, bucket).keys(filters)
+    handle = open_bucket(app, bucket)
+    _literal_wildcards_said(app, filters)
+    found = handle.keys(filters)
 
     def human(a: App, names: list[str]) -> None:
         if not names:
@@ -1372,6 +1392,7 @@ def _keys(app: App, bucket: str, filters: list[str]) -> None:
 def _keys_verbose(app: App, bucket: str, filters: list[str], values: bool) -> None:
     """natscli's ``kv ls -v`` (displayKeyInfo): each key's latest entry."""
     handle = open_bucket(app, bucket)
+    _literal_wildcards_said(app, filters)
     entries = handle.latest(filters)
 
     def human(a: App, docs: list[dict[str, Any]]) -> None:
@@ -1455,7 +1476,8 @@ def watch(
     Lines as natscli: [TIME] PUT BUCKET > KEY: VALUE, [TIME] DELETE BUCKET > KEY.
 
     With --json: JSON lines, one Entry per line, and {"end_of_initial_data": true} when the
-    initial data has been delivered.
+    initial data has been delivered. A "*" or ">" inside a token (a*) is
+    literal text, as nats.go takes it: such a filter matches no key, said on stderr.
     """
     app = App.of(ctx)
     if ignore_deletes and common.parameter_source(ctx, "deletes") == "COMMANDLINE" and deletes:
@@ -1470,8 +1492,10 @@ def watch(
         idle_ns = parse_duration_flag(timeout, flag="--timeout", wait=True)
     from jetlink.core.interrupts import interrupt_once
 
+    handle = open_bucket(app, bucket)
+    _literal_wildcards_said(app, keys or [])
     with interrupt_once():  # (a second Ctrl-C never cuts the watch's clean-up short)
-        _watch(app, open_bucket(app, bucket), keys, history=history,
+        _watch(app, handle, keys, history=history,
                ignore_deletes=ignore_deletes or not deletes, meta_only=meta_only,
                updates_only=updates_only, revision=revision or None, idle_ns=idle_ns,
                count=count)

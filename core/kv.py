@@ -85,7 +85,7 @@ from .config.kvnames import (
     kv_subjects,
     validate_bucket_name,
     validate_key,
-    validate_key_filter,
+    validate_search_key,
 )
 from .config.stream import StreamConfig, StreamSource
 from .errors import ApiError, JetlinkError, not_found
@@ -718,7 +718,7 @@ class KeyValue:
         return self.prefix + validate_key(key, reserved=False)
 
     def _filter_subject(self, key: str) -> str:
-        return self.prefix + validate_key_filter(key, field="key", reserved=False)
+        return self.prefix + validate_search_key(key)
 
     def _patterns(self, filters: Sequence[str]) -> list[str]:
         """The subjects of key filters; none, or an empty key, is the whole bucket (ADR-8:

@@ -480,8 +480,17 @@ def test_history_of_a_key_filter_is_every_matching_keys_in_revision_order(jl):
     r = jl("kv", "history", "CFG", "none.*")
     assert (r.exit_code, r.stderr) == (
         1, "jetlink: error: key not found (10037): key none.* in bucket CFG\n")
+    # a "*" inside a token is literal text, as nats.go's searchKeyValid takes it: said
     r = jl("kv", "history", "CFG", "app.**")
-    assert r.exit_code == 1 and 'invalid key "app.**"' in r.stderr, r.stderr
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: notice: key filter 'app.**' matches no key: \"*\" and \">\" are wildcards "
+        "only as a whole token (a.*, a.>); in ** they are literal text, which no valid key "
+        "holds\njetlink: error: key not found (10037): key app.** in bucket CFG\n"))
+    r = jl("kv", "history", "CFG", "app.>.x")
+    assert (r.exit_code, r.stderr) == (1, (
+        'jetlink: error: nats: invalid key "app.>.x": key filters may contain only letters, '
+        'digits, "-", "/", "_", "=", ".", "*" and a final ">"\n'))
+    assert ok(jl("kv", "keys", "CFG", "app*", "app.*")).stdout == "app.color\napp.size\n"
 
 
 def test_keys_lists_live_keys(jl):

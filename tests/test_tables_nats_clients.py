@@ -26,6 +26,7 @@ from jetlink.core.config.kv import (
     validate_bucket_name,
     validate_key,
     validate_key_filter,
+    validate_search_key,
 )
 from jetlink.core.config.stream import StreamConfig
 from jetlink.core.config.validate import is_valid_asset_name
@@ -109,9 +110,26 @@ def _kv_valid(fn, name):
 @pytest.mark.parametrize(("name", "key", "search", "bucket"), KV_NAMES)
 def test_nats_go_kv_key_filter_and_bucket_validity(name, key, search, bucket):
     for fn, want in ((validate_key, key), (validate_key_filter, search),
-                     (validate_bucket_name, bucket)):
+                     (validate_search_key, search), (validate_bucket_name, bucket)):
         if want is not None:
             assert _kv_valid(fn, name) is want, fn.__name__
+
+
+# nats.go's searchKeyValid (validSearchKeyRe ``^[-/_=\.a-zA-Z0-9*]*[>]?$`` and the dots rule)
+# on what its own table leaves out: a "*" or ">" inside a token, a ">" not last. A read's
+# filter follows it (validate_search_key); a mirror's or aggregate's keys stay whole-token
+# wildcards only (validate_key_filter: jetlink's rule for the filters it builds).
+SEARCH_KEYS = [
+    ("a*b", True, False), ("a*", True, False), ("*a.b", True, False), ("a>", True, False),
+    ("a.b>", True, False), ("a.*.>", True, True), ("a.>.b", False, False),
+    ("a.>b", False, False), (">>", False, False), ("a..*", False, False), ("**", True, False),
+]
+
+
+@pytest.mark.parametrize(("name", "search", "mirror_keys"), SEARCH_KEYS)
+def test_nats_go_search_key_validity(name, search, mirror_keys):
+    assert _kv_valid(validate_search_key, name) is search
+    assert _kv_valid(validate_key_filter, name) is mirror_keys
 
 
 # nats.go jetstream/jetstream_test.go TestValidateStreamName and TestValidateConsumerName

@@ -63,6 +63,7 @@ from .kvnames import (
     validate_bucket_name,
     validate_key,
     validate_key_filter,
+    validate_search_key,
 )
 from .stream import (
     STORAGE,
@@ -91,6 +92,7 @@ __all__ = [
     "validate_bucket_name",
     "validate_key",
     "validate_key_filter",
+    "validate_search_key",
 ]
 
 KV_HISTORY_MAX = 64

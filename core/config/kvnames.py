@@ -16,6 +16,7 @@ KV_STREAM_PREFIX = "KV_"
 _BUCKET_RE = re.compile(r"[a-zA-Z0-9_-]+")  # used with fullmatch: \A...\z
 _KEY_RE = re.compile(r"[-/_=.a-zA-Z0-9]+")
 _KEY_TOKEN_RE = re.compile(r"[-/_=a-zA-Z0-9]+")
+_SEARCH_KEY_RE = re.compile(r"[-/_=.a-zA-Z0-9*]*>?")  # nats.go's validSearchKeyRe
 
 # nats.go's error texts (jetstream/errors.go); nats-py raises InvalidBucketNameError,
 # InvalidKeyError and "nats: history limited to a max of 64" for the same mistakes.
@@ -88,6 +89,29 @@ def validate_key_filter(key: Any, *, field: str = "keys", reserved: bool = True)
             )
     _check_key_shape(key, field, reserved)
     return key
+
+
+def validate_search_key(key: Any, *, field: str = "key") -> str:
+    """A read's key filter (``kv keys``, ``kv watch``, ``kv history``) by nats.go's
+    ``searchKeyValid``: letters, digits, ``-/_=.`` and ``*`` anywhere, an optional final
+    ``>``, no ``.`` first or last, no empty token. A ``*`` or ``>`` inside a longer token is
+    no wildcard (nats-server's subjects: :func:`literal_wildcards`) and matches no key."""
+    if not isinstance(key, str) or not key:
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
+    if not _SEARCH_KEY_RE.fullmatch(key):
+        raise client_error(
+            f"{ERR_INVALID_KEY} {_q(key)}: key filters may contain only letters, digits, "
+            '"-", "/", "_", "=", ".", "*" and a final ">"',
+            field=field,
+        )
+    _check_key_shape(key, field, reserved=False)
+    return key
+
+
+def literal_wildcards(key: str) -> list[str]:
+    """The tokens of a key filter that hold ``*`` or ``>`` but are not that character alone:
+    literal text to the server (a wildcard is a whole token), which no key can contain."""
+    return [t for t in key.split(".") if len(t) > 1 and ("*" in t or ">" in t)]
 
 
 def _check_key_shape(key: str, field: str, reserved: bool = True) -> None:

@@ -62,6 +62,10 @@ def test_bucket_life(kv, live):
     hist = doc(kv("kv", "history", "CONFIG", "a", "-j"))
     assert [(h["revision"], h["operation"]) for h in hist] == [
         (1, "PUT"), (2, "PUT"), (3, "PUT"), (4, "DEL"), (5, "PUT")]
+    # a "*" inside a token: literal to the server as to nats.go's searchKeyValid (said)
+    res = kv("kv", "keys", "CONFIG", "a*", "a", "-j")
+    assert (res.exit_code, json.loads(res.stdout)) == (0, ["a"])
+    assert "key filter 'a*' matches no key" in res.stderr
     assert doc(kv("kv", "revert", "CONFIG", "a", "1", "-f", "-j"))["revision"] == 6
     assert ok(kv("kv", "get", "CONFIG", "a", "--raw")).stdout == "1"
     ok(kv("kv", "purge", "CONFIG", "a", "-f"))
