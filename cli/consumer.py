@@ -981,6 +981,14 @@ def copy_config(doc: dict[str, Any], dest: str, values: dict[str, Any],
             values.get(k) is not None for k in ("backoff_steps", "backoff_min", "backoff_max")):
         out.pop("backoff", None)
         _with_backoff(out, values)
+    if values.get("pull"):  # natscli's cpAction: no deliver subject, max_waiting as given
+        # (none: the server's default) and, with no deliver subject, no heartbeat, no flow
+        # control, no deliver group
+        for key in ("deliver_subject", "deliver_group", "idle_heartbeat", "flow_control",
+                    "max_waiting"):
+            out.pop(key, None)
+        if values.get("max_waiting"):
+            out["max_waiting"] = values["max_waiting"]
     return out
 
 
@@ -1007,6 +1015,12 @@ def copy(
     max_waiting: MaxWaitingOpt = None,
     max_pull_batch: MaxPullBatchOpt = None,
     max_pull_expire: MaxPullExpireOpt = None,
+    max_pull_bytes: MaxPullBytesOpt = None,
+    pull: Annotated[
+        bool, typer.Option("--pull", help="Make the copy a pull consumer: a push consumer's "
+                           "deliver subject, group, heartbeat and flow control left out.")
+    ] = False,
+    sample: SampleOpt = None,
     inactive_threshold: InactiveThresholdOpt = None,
     replicas: ReplicasOpt = None,
     metadata: Annotated[
@@ -1037,7 +1051,8 @@ def copy(
 
     natscli's consumer copy: the configuration of SOURCE (not its position: the copy starts
     as its start policy says) under the durable name DEST, on the same stream; the flags
-    given override the copied values. An existing DEST is never changed: the server's
+    given override the copied values (--pull makes a push consumer's copy a pull
+    consumer, as natscli's). An existing DEST is never changed: the server's
     "consumer already exists" (10148) unless its configuration is the same. With --json:
     the new consumer's ConsumerInfo.
     """
@@ -1053,6 +1068,7 @@ def copy(
         "wait": wait, "max_deliver": max_deliver, "max_pending": max_pending,
         "replay": replay, "headers_only": headers_only, "max_waiting": max_waiting,
         "max_pull_batch": max_pull_batch, "max_pull_expire": max_pull_expire,
+        "max_pull_bytes": max_pull_bytes, "pull": pull, "sample": sample,
         "inactive_threshold": inactive_threshold, "replicas": replicas,
         "metadata": metadata, "backoff": backoff, "backoff_steps": backoff_steps,
         "backoff_min": backoff_min, "backoff_max": backoff_max,

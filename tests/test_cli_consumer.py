@@ -845,6 +845,12 @@ def test_copy_makes_a_consumer_from_anothers_configuration_not_its_position(jl):
     cfg = doc(jl("consumer", "copy", "ORDERS", "C1", "C4", "--deliver", "subject", "--filter",
                  "", "-j"))["config"]
     assert (cfg["deliver_policy"], cfg["filter_subject"]) == ("last_per_subject", ">")
+    # natscli's other copy flags: --sample, --max-pull-bytes, --pull (max_waiting as given)
+    cfg = doc(jl("consumer", "copy", "ORDERS", "C1", "C5", "--sample", "25", "--max-pull-bytes",
+                 "2048", "--pull", "--max-waiting", "9", "-j"))["config"]
+    assert (cfg["sample_freq"], cfg["max_bytes"], cfg["max_waiting"]) == ("25", 2048, 9)
+    assert "sample_freq" not in doc(jl("consumer", "copy", "ORDERS", "C5", "C6", "--sample", "0",
+                                       "-j"))["config"]
     # refusals: nothing changed
     before = data_dir_bytes(jl.data)
     r = jl("consumer", "copy", "ORDERS", "C1", "C2", "--description", "other")

@@ -636,3 +636,25 @@ def test_a_consumer_name_with_a_nul_byte_is_answered_as_the_table_says(live, row
         assert (resp["error"]["code"], resp["error"]["err_code"],
                 resp["error"]["description"]) == (c.expect.code, c.expect.err_code,
                                                   c.expect.description)
+
+
+def test_copy_of_a_push_consumer_as_a_pull_consumer(jls):
+    """natscli's consumer copy --pull: the copy leaves the push consumer's deliver subject,
+    group, heartbeat and flow control out (max_waiting the server's default, or as given);
+    --sample and --max-pull-bytes as consumer add takes them."""
+    live = jls.live
+    assert "error" not in live.api("CONSUMER.CREATE.ORDERS.PUSHY", {
+        "stream_name": "ORDERS", "config": {
+            "durable_name": "PUSHY", "deliver_subject": "push.y", "deliver_group": "g",
+            "ack_policy": "explicit", "idle_heartbeat": 5_000_000_000, "flow_control": True,
+            "description": "push"}})
+    cfg = _doc(jls("consumer", "copy", "ORDERS", "PUSHY", "PULLY", "--pull", "--sample", "50",
+                   "--max-pull-bytes", "1024", "-j"))["config"]
+    assert [k for k in ("deliver_subject", "deliver_group", "idle_heartbeat", "flow_control")
+            if k in cfg] == []
+    assert (cfg["description"], cfg["sample_freq"], cfg["max_bytes"], cfg["max_waiting"]) == (
+        "push", "50", 1024, 512)
+    assert _server_info(live, "PULLY")["config"]["max_bytes"] == 1024
+    cfg = _doc(jls("consumer", "copy", "ORDERS", "PUSHY", "PULL2", "--pull", "--max-waiting",
+                   "7", "-j"))["config"]
+    assert (cfg.get("deliver_subject"), cfg["max_waiting"]) == (None, 7)
