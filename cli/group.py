@@ -40,7 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover
 group_app = typer.Typer(
     name="group",
     help="Manage Kafka consumer groups.\n\nThe kafka-consumer-groups verbs. A group is "
-    "Stable while a member is live (jetlink topic consume --group G), else Empty; its "
+    "Stable while a member is live (jetlink topic consume --group G), PreparingRebalance "
+    "while its members join again after a change of them, else Empty; its "
     "committed offsets are what consumer offset sync copies between clusters.",
     no_args_is_help=True,
 )
@@ -229,6 +230,8 @@ def describe(
         for info in infos:
             if info.state == "Empty":
                 output.notice(a, f"\nConsumer group '{info.group}' has no active members.")
+            elif info.state != "Stable":  # (ConsumerGroupCommand's words for a rebalance)
+                output.notice(a, f"\nWarning: Consumer group '{info.group}' is rebalancing.")
             if state:
                 output.lines(a, state_table([info]))
             elif members:

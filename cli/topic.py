@@ -730,7 +730,10 @@ def consume(
     Reads the partitions assigned to this consumer (with --group it joins the group as a
     member; the range assignor splits the partitions among live members) from the
     group's committed offsets, else from the log end (--from-beginning: the log start), and
-    commits after each batch. Without --follow it stops when caught up; with --follow it
+    commits after each batch. When the group rebalances (a member joined or left) it
+    commits, gives its partitions up and joins again; a consumer joining waits until every
+    member has (Kafka's eager rebalance): no record is shown twice unless a member was gone
+    before it committed. Without --follow it stops when caught up; with --follow it
     keeps polling, the group stays active (heartbeats), until --max N, --timeout DURATION
     without records, or Ctrl-C (exit status 130). Prints each value per line
     (--print-key, --print-offset ... as kafka-console-consumer); "Processed a total of N
@@ -783,7 +786,8 @@ def consume(
                 if fetched:
                     last = time.monotonic_ns()
                     continue
-                if not follow:
+                if not follow and not consumer.joining:  # (caught up; a member waiting
+                    # for its group's rebalance waits for it, as the tool's poll does)
                     break
                 if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
                     break

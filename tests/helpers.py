@@ -142,3 +142,17 @@ def data_dir_bytes(data: Path, *, databases_only: bool = False) -> dict[str, byt
             conn.close()
     files = data.glob("*.db") if databases_only else data.rglob("*")
     return {str(p.relative_to(data)): p.read_bytes() for p in sorted(files) if p.is_file()}
+
+
+def join_group(kafka: Any, group: str, joins: list[tuple[str, list[str], str]],
+               **kw: Any) -> list[int]:
+    """Join ``joins`` ((member, topics, client id)) to a Kafka engine's ``group`` until its
+    rebalance completes, as each member's next poll would (core/kafka/topic_groups.py): a
+    first round (a join of a group with members answers REBALANCE_IN_PROGRESS), then a
+    second, whose first join completes it. The generation each member is in."""
+    for member, topics, client in joins:
+        try:
+            kafka.join(group, member, topics, client_id=client, **kw)
+        except Exception as exc:  # (KafkaError; the engine's module is not imported here)
+            assert getattr(exc, "name", None) == "REBALANCE_IN_PROGRESS", exc
+    return [kafka.join(group, m, t, client_id=c, **kw) for m, t, c in joins]

@@ -10,8 +10,9 @@ import sys
 from datetime import UTC
 
 import pytest
-from helpers import ENV_VARS, WAIT_TIMEOUT, data_dir_bytes, doc, ok, wait_until
+from helpers import ENV_VARS, WAIT_TIMEOUT, data_dir_bytes, doc, join_group, ok, wait_until
 
+from jetlink.core.kafka.errors import KafkaError
 from jetlink.core.kafka.topics import Kafka
 from jetlink.core.store import DataDir
 
@@ -375,6 +376,43 @@ def test_consume_commits_and_resumes(jl, engine, cli_clock):
     assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
 
 
+def test_a_consumer_joining_waits_for_the_rebalance_then_reads_from_the_commits(jl, engine):
+    """A consumer joining a group with a member (Kafka's eager rebalance): it reads nothing
+    until that member joins again on its next heartbeat (and does not stop as caught up
+    meanwhile, without --follow), then reads the partition the new generation gives it from
+    the group's committed offset."""
+    import threading
+
+    ok(jl("topic", "create", "t", "--partitions", "2"))
+    engine.produce("t", [(None, b"a%d" % i) for i in range(3)], partition=0)
+    engine.produce("t", [(None, b"b%d" % i) for i in range(3)], partition=1)
+    # (member ids sort: "a-member" before "jetlink-consumer-...": it keeps partition 0)
+    gen = engine.join("g", "a-member", ["t"])
+    engine.commit("g", {("t", 0): 3, ("t", 1): 1}, member="a-member", generation=gen)
+    seen: list[str] = []
+
+    def other_member() -> None:  # its next poll, once the consumer asked to join
+        try:
+            wait_until(lambda: len(engine.describe_group("g").members) == 2,
+                       message="the consumer joined")
+            seen.append(engine.describe_group("g").state)
+            try:
+                engine.heartbeat("g", "a-member", gen)
+            except KafkaError as exc:
+                seen.append(exc.name)
+            seen.append(str(engine.join("g", "a-member", ["t"]) - gen))
+        except Exception as exc:  # (said by the assertion below)
+            seen.append(repr(exc))
+
+    thread = threading.Thread(target=other_member)
+    thread.start()
+    r = ok(jl("topic", "consume", "t", "--group", "g"))
+    thread.join(WAIT_TIMEOUT)
+    assert seen == ["PreparingRebalance", "REBALANCE_IN_PROGRESS", "1"]
+    assert (r.stdout, r.stderr) == ("b1\nb2\n", "Processed a total of 2 messages\n")
+    assert engine.committed("g") == {("t", 0): 3, ("t", 1): 3}
+
+
 def test_group_describe_members_state_all_groups_and_ls_state(jl, engine):
     """kafka-consumer-groups --describe's views: --members (--verbose: ASSIGNMENT), --state,
     --all-groups (a table per group, by name); --list --state's filter."""
@@ -382,7 +420,17 @@ def test_group_describe_members_state_all_groups_and_ls_state(jl, engine):
     ok(jl("topic", "create", "pay"))
     engine.commit("audit", {("orders", 0): 0})
     engine.join("billing", "consumer-1", ["orders", "pay"], client_id="app")
-    engine.join("billing", "consumer-2", ["orders"], client_id="app2")
+    with pytest.raises(KafkaError):  # REBALANCE_IN_PROGRESS: consumer-1 is to join again
+        engine.join("billing", "consumer-2", ["orders"], client_id="app2")
+    r = ok(jl("group", "describe", "billing", "--state"))
+    assert (lines(r), r.stderr) == (
+        ["", "GROUP                     STATE           #MEMBERS",
+         "billing                   PreparingRebalance 2"],
+        "\nWarning: Consumer group 'billing' is rebalancing.\n")
+    assert lines(ok(jl("group", "ls", "--state", "preparingrebalance"))) == [
+        "GROUP                     STATE", "billing                   PreparingRebalance"]
+    join_group(engine, "billing", [("consumer-1", ["orders", "pay"], "app"),
+                                   ("consumer-2", ["orders"], "app2")])
     r = ok(jl("group", "describe", "billing", "--members", "--verbose"))
     assert lines(r) == [
         "",
@@ -523,8 +571,9 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
         "but the current state is Stable. (NON_EMPTY_GROUP 68)\n")
     # more members than partitions: the member with none has no row in the offsets table
     # (ConsumerGroupCommand's collectGroupsOffsets leaves it out), --members lists it
-    engine.join("billing", "consumer-2", ["orders"], client_id="app2")
-    engine.join("billing", "consumer-3", ["orders"], client_id="app3")
+    join_group(engine, "billing", [("consumer-1", ["orders"], "app"),
+                                   ("consumer-2", ["orders"], "app2"),
+                                   ("consumer-3", ["orders"], "app3")])
     r = ok(jl("group", "describe", "billing"))
     assert [x.split()[1] for x in lines(r)[2:]] == ["orders", "orders"], lines(r)
     members = lines(ok(jl("group", "describe", "billing", "--members")))[2:]

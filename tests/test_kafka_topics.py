@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import join_group
 
 from jetlink.core.kafka.errors import ERROR_CODES, JETLINK_RANGE, KafkaError, error_code
 from jetlink.core.kafka.partitioner import default_partition, murmur2, to_positive
@@ -758,34 +759,47 @@ def test_members_make_a_group_active_until_their_session_times_out(orders, clock
 
 
 def test_a_member_commits_only_in_the_groups_current_generation(orders, clock):
-    """Kafka's ClassicGroup.validateOffsetCommit: each change of the members (a join with
-    new topics or a new member, a leave, an expiry) is a new generation; a member's commit
-    or heartbeat naming an older one is ILLEGAL_GENERATION and changes nothing, so a member
-    that stalled while its partition moved can not move the new owner's offset back."""
+    """Kafka's ClassicGroup: each change of the members (a new member or new topics, a
+    leave, an expiry) is a rebalance: the members keep committing in their generation while
+    it prepares (a heartbeat says REBALANCE_IN_PROGRESS), and the join that completes it
+    makes the next generation; a commit or heartbeat naming an older one is
+    ILLEGAL_GENERATION and changes nothing (validateOffsetCommit), so a member that stalled
+    while its partition moved can not move the new owner's offset back."""
     k = orders
     g1 = k.join("g", "m-a", ["orders"], session_timeout_ms=10_000)
     assert k.join("g", "m-a", ["orders"], session_timeout_ms=10_000) == g1  # a refresh
-    g2 = k.join("g", "m-b", ["orders"], session_timeout_ms=20_000)
-    assert g2 == g1 + 1
+    with pytest.raises(KafkaError) as exc:
+        k.join("g", "m-b", ["orders"], session_timeout_ms=20_000)
+    assert exc.value.name == "REBALANCE_IN_PROGRESS"
+    assert k.describe_group("g").state == "PreparingRebalance"
+    k.commit("g", {("orders", 0): 1}, member="m-a", generation=g1)  # still its generation
+    with pytest.raises(KafkaError) as exc:
+        k.heartbeat("g", "m-a", g1)
+    assert err(exc) == ("REBALANCE_IN_PROGRESS",
+                        "The group is rebalancing, so a rejoin is needed.")
+    g2 = k.join("g", "m-a", ["orders"], session_timeout_ms=10_000)  # the last to join
+    assert g2 == g1 + 1 and k.describe_group("g").state == "Stable"
+    assert k.join("g", "m-b", ["orders"], session_timeout_ms=20_000) == g2
     k.commit("g", {("orders", 2): 3}, member="m-b", generation=g2)  # m-b owns partition 2
     for call in (lambda: k.commit("g", {("orders", 2): 1}, member="m-a", generation=g1),
-                 lambda: k.commit("g", {("orders", 0): 1}, member="m-a"),  # none named
+                 lambda: k.commit("g", {("orders", 0): 5}, member="m-a"),  # none named
                  lambda: k.heartbeat("g", "m-a", g1)):
         with pytest.raises(KafkaError) as exc:
             call()
         assert err(exc) == ("ILLEGAL_GENERATION", "Specified group generation id is not valid.")
     assert exc.value.detail == (f"generation {g1} of group 'g', which is at generation {g2}: "
                                 "its members changed since this member joined")
-    assert k.committed("g") == {("orders", 2): 3}
+    assert k.committed("g") == {("orders", 0): 1, ("orders", 2): 3}
     k.heartbeat("g", "m-a", g2)
     k.heartbeat("g", "m-a")  # (no generation named: liveness alone)
-    k.commit("g", {("orders", 0): 1}, member="m-a", generation=g2)
-    clock.advance_s(15)  # m-a's session (10 s) ran out: its expiry is a new generation
+    clock.advance_s(15)  # m-a's session (10 s) ran out: m-b rebalances, still in g2
+    k.commit("g", {("orders", 2): 4}, member="m-b", generation=g2)
     with pytest.raises(KafkaError) as exc:
-        k.commit("g", {("orders", 2): 4}, member="m-b", generation=g2)
-    assert exc.value.name == "ILLEGAL_GENERATION"
+        k.heartbeat("g", "m-b", g2)
+    assert exc.value.name == "REBALANCE_IN_PROGRESS"
     g3 = k.join("g", "m-b", ["orders"], session_timeout_ms=20_000)
     assert g3 == g2 + 1
+    assert k.assignment("g", "m-b") == [("orders", 0), ("orders", 1), ("orders", 2)]
     with pytest.raises(KafkaError) as exc:
         k.commit("g", {("orders", 0): 2}, member="m-a", generation=g3)
     assert exc.value.name == "UNKNOWN_MEMBER_ID"  # (not a member any more: asked first)
@@ -797,21 +811,35 @@ def test_a_member_commits_only_in_the_groups_current_generation(orders, clock):
     assert k.join("g", "m-d", ["orders"]) == 1
 
 
-def test_a_stalled_consumer_never_moves_back_the_offset_its_partitions_new_owner_committed(
-        kafka, clock):
-    """A member handling a batch while a second member joins and takes that partition: the
-    newcomer reads from the committed offset, further than the batch, and commits; the
-    stalled member's commit at the end of its batch is refused (said, not raised), so the
-    group's offset stays the newcomer's, never moved back; the stalled member joins again
-    and reads on from the committed offsets. An eviction (its session ran out while
-    handling) is refused the same way, not an error."""
+def test_a_new_partition_count_rebalances_the_group(orders):
+    """A subscribed topic's partitions added (Kafka's consumer sees it in its metadata): the
+    group rebalances, and the new partition is assigned by the next generation."""
+    k = orders
+    g1 = k.join("g", "m", ["orders"])
+    assert k.assignment("g", "m") == [("orders", 0), ("orders", 1), ("orders", 2)]
+    k.alter_topic("orders", partitions=4)
+    with pytest.raises(KafkaError) as exc:
+        k.heartbeat("g", "m", g1)
+    assert exc.value.name == "REBALANCE_IN_PROGRESS"
+    assert k.join("g", "m", ["orders"]) == g1 + 1
+    assert k.assignment("g", "m") == [("orders", p) for p in range(4)]
+    k.heartbeat("g", "m", g1 + 1)
+
+
+def test_a_member_joining_waits_for_the_rebalance_so_nothing_is_read_twice(kafka, clock):
+    """Kafka's eager rebalance: a member joining while another handles a batch waits
+    (joining, no partition) while that one commits its batch in its own generation; the
+    heartbeat of its next poll tells it to join again (it commits and gives its partitions
+    up), the last join makes the next generation, and each reads its partitions on from the
+    committed offsets: no record handled twice. An eviction while handling (its session ran
+    out) refuses its commit, said, not an error: it lost its partitions and joins again."""
     from jetlink.core.kafka.consumer import TopicConsumer
 
     kafka.create_topic("t", 2)
     kafka.produce("t", [(None, b"a%d" % i) for i in range(6)], partition=0)
     kafka.produce("t", [(None, b"b%d" % i) for i in range(4)], partition=1)
     notices, seen_a, seen_b = [], [], []
-    # (members sort by id, the client id first: "fast" gets partition 0 once it joins)
+    # (members sort by id, the client id first: "fast" gets partition 0 once it is in)
     slow = TopicConsumer(kafka, "t", group="G", from_beginning=True, client_id="slow",
                          session_timeout_ms=10_000, on_notice=notices.append)
     fast = None
@@ -823,34 +851,41 @@ def test_a_stalled_consumer_never_moves_back_the_offset_its_partitions_new_owner
             kafka.produce("t", [(None, b"a%d" % i) for i in range(6, 9)], partition=0)
             fast = TopicConsumer(kafka, "t", group="G", from_beginning=True,
                                  client_id="fast", session_timeout_ms=60_000)
-            fast.poll(None, lambda r: seen_b.append((r.partition, r.offset)))
+            assert fast.joining
+            assert fast.poll(None, lambda r: seen_b.append((r.partition, r.offset))) == 0
 
-    assert slow.poll(None, stall) == 6  # its batch of partition 0, then the refused commit
-    assert seen_a == [(0, i) for i in range(6)]
-    assert kafka.assignment("G", fast.member) == [("t", 0)]
-    assert seen_b == [(0, i) for i in range(9)]
-    # fast's 9: slow's 6 refused; slow joined again and committed the position of the
-    # partition it holds now, where it started (nothing read from it yet)
-    assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 0}
-    assert notices == [
-        "Offset commit failed on partition t-0 at offset 6: ILLEGAL_GENERATION: Specified "
-        f"group generation id is not valid. (generation {slow.generation - 1} of group 'G', "
-        f"which is at generation {slow.generation}: its members changed since this "
-        "member joined); the consumer joined the group again (generation "
-        f"{slow.generation}): t-0 went to another member, which reads it from the group's "
-        "committed offset"]
+    assert slow.poll(None, stall) == 10  # its batches, committed in its generation
+    assert seen_a == [(0, i) for i in range(6)] + [(1, i) for i in range(4)]
+    assert kafka.committed("G") == {("t", 0): 6, ("t", 1): 4}
+    info = kafka.describe_group("G")
+    assert (info.state, [(m.client_id, m.assignment) for m in info.members]) == (
+        "PreparingRebalance", [("fast", []), ("slow", [("t", 0), ("t", 1)])])
+    with pytest.raises(KafkaError) as exc:
+        kafka.join("G", fast.member, ["t"], session_timeout_ms=60_000, client_id="fast")
+    assert err(exc) == ("REBALANCE_IN_PROGRESS",
+                        "The group is rebalancing, so a rejoin is needed.")
+    assert exc.value.detail == (
+        f"group 'G' is rebalancing: waiting for member {slow.member} to join again (each "
+        "does on its next heartbeat, or is gone when its session runs out)")
+    assert fast.poll(None, seen_b.append) == 0 and fast.joining
     seen_a.clear()
-    assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 4
-    assert seen_a == [(1, i) for i in range(4)]  # joined again: its partition now
+    assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 0
+    assert not slow.joining  # (its join completed the rebalance)
+    assert fast.poll(None, lambda r: seen_b.append((r.partition, r.offset))) == 3
+    assert seen_b == [(0, 6), (0, 7), (0, 8)]  # from slow's commit: nothing read twice
+    assert slow.generation == fast.generation
+    assert kafka.assignment("G", slow.member) == [("t", 1)]
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
-    # evicted while handling: the commit refused and said; joined again it lost its
-    # partitions (Kafka's onPartitionsLost): nothing committed, read from the group's offset
+    assert notices == []
+    # evicted while handling: the commit refused and said; it lost its partitions (Kafka's
+    # onPartitionsLost): nothing committed, read again from the group's offset
     kafka.produce("t", [(None, b"b4")], partition=1)
-    notices.clear()
     assert slow.poll(None, lambda r: clock.advance_s(11)) == 1
-    assert [n.split(": ")[1] for n in notices] == ["UNKNOWN_MEMBER_ID"]
-    assert notices[0].endswith("its session had run out, so it lost its partitions: it reads "
-                               "them from the group's committed offsets")
+    assert notices == [
+        "Offset commit failed on partition t-1 at offset 5: UNKNOWN_MEMBER_ID: The "
+        "coordinator is not aware of this member.; its session had run out, so it lost its "
+        "partitions: the consumer joins the group again and reads them from the group's "
+        "committed offsets"]
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
     fast.close()
     seen_a.clear()
@@ -885,8 +920,8 @@ def test_an_evicted_consumer_never_undoes_a_reset_made_while_it_was_gone(kafka, 
 
 def test_a_partition_a_consumer_keeps_through_a_join_is_not_read_twice(kafka):
     """The members change while a consumer handles a batch of a partition that stays its
-    own: its refused commit is made again in the new generation, and the records are not
-    read again (Kafka's consumer commits before a rebalance and keeps such partitions)."""
+    own: its commit is taken (the group still in its generation while it rebalances), and
+    the records are not read again after the rebalance."""
     from jetlink.core.kafka.consumer import TopicConsumer
 
     kafka.create_topic("t", 2)
@@ -902,21 +937,28 @@ def test_a_partition_a_consumer_keeps_through_a_join_is_not_read_twice(kafka):
                                        client_id="b"))  # takes partition 1
 
     assert first.poll(None, join_meanwhile) == 5
-    assert notices[0].endswith("t-0 is still its own, committed at offset 5")
     assert kafka.committed("G") == {("t", 0): 5}
-    assert first.poll(None, seen.append) == 0
-    assert seen == [0, 1, 2, 3, 4]
+    assert first.poll(None, seen.append) == 0  # joined again: partition 0 still its own
+    # (what it held committed before it joined again: partition 1 where it started)
+    assert kafka.committed("G") == {("t", 0): 5, ("t", 1): 0}
+    assert other[0].poll(None, seen.append) == 0  # partition 1: empty
+    assert (kafka.assignment("G", first.member), kafka.assignment("G", other[0].member)) == (
+        [("t", 0)], [("t", 1)])
+    assert seen == [0, 1, 2, 3, 4] and notices == []
     other[0].close()
     first.close()
 
 
 def test_range_assignment_and_leave(orders):
     k = orders
-    k.join("g", "m-b", ["orders"])
-    k.join("g", "m-a", ["orders"])
+    join_group(k, "g", [("m-b", ["orders"], ""), ("m-a", ["orders"], "")])
     assert k.assignment("g", "m-a") == [("orders", 0), ("orders", 1)]
     assert k.assignment("g", "m-b") == [("orders", 2)]
-    k.leave("g", "m-a")
+    k.leave("g", "m-a")  # m-b holds partition 2 until it joins again
+    assert k.assignment("g", "m-b") == [("orders", 2)]
+    with pytest.raises(KafkaError):
+        k.heartbeat("g", "m-b")
+    k.join("g", "m-b", ["orders"])
     assert k.assignment("g", "m-b") == [("orders", 0), ("orders", 1), ("orders", 2)]
     k.leave("g", "m-b")
     with pytest.raises(KafkaError):
@@ -1007,8 +1049,8 @@ def test_topics_live_beside_streams_in_any_cluster(dd, clock):
     assert Kafka(dd.open(), clock).topic_names() == []
     with dd.open("east").read() as conn:
         row = conn.execute("SELECT version FROM schema_components WHERE component = 'kafka'")
-        # (its steps: the tables, partition_epochs, group_generations)
-        assert row.fetchone()[0] == 3
+        # (its steps: the tables, partition_epochs, group_generations, rebalances)
+        assert row.fetchone()[0] == 4
     assert json.loads(json.dumps(k.describe_topic("t").to_json()))["topic_name"] == "t"
 
 

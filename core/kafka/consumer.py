@@ -2,20 +2,22 @@
 ``kafka-console-consumer`` runs it (``jetlink topic consume``).
 
 :class:`TopicConsumer` joins the group (when it has one) as a member of its own, and each
-:meth:`TopicConsumer.poll` is one pass: a heartbeat (joining again when the group evicted the
-member or its members changed: a new generation), the partitions assigned to it, each read
+:meth:`TopicConsumer.poll` is one pass: a heartbeat, the partitions assigned to it, each read
 from its position (the group's committed offset when it lies in the log, else the log start
 with ``from_beginning``, else the log end; an offset that fell out of range is reset the
 same way), at most :data:`FETCH_MAX` records per partition, handed over, then committed in
-the generation the member joined in. A commit the group refuses because its members changed
-meanwhile (ILLEGAL_GENERATION, or UNKNOWN_MEMBER_ID once evicted) ends the pass and is said
-through ``on_notice``, as Kafka's consumer logs a failed commit; the member joins again: a
-partition still its own keeps its position and is committed in the new generation (never
-behind the group's offset), one that went to another member is dropped, and its new owner
-reads it from the group's committed offset (the records this member handled since its last
-commit of it are read again: at least once; the offset a new owner committed is never moved
-back). :meth:`TopicConsumer.close` leaves the group. Without a group every partition is read
-and nothing is committed.
+the generation the member is in. When the group rebalances (core/kafka/topic_groups.py: a
+member joined, left or expired; the heartbeat says REBALANCE_IN_PROGRESS) the member
+commits the position of every partition it holds and gives them up, as Kafka's consumer
+does in onPartitionsRevoked of the eager protocol, then joins again; until the rebalance
+completes (every member joined) it reads nothing (:attr:`TopicConsumer.joining`), then
+reads the partitions of the new generation from the group's committed offsets: a record
+is handled twice only when its member was gone before it committed. A commit the group
+refuses (UNKNOWN_MEMBER_ID once the member's session ran out, ILLEGAL_GENERATION) is said
+through ``on_notice``, as Kafka's consumer logs a failed commit: the member lost its
+partitions (Kafka's onPartitionsLost), commits nothing and joins again, so an offset
+another member or an operator set meanwhile stands. :meth:`TopicConsumer.close` commits
+and leaves the group. Without a group every partition is read and nothing is committed.
 """
 
 from __future__ import annotations
@@ -32,9 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CLIENT_ID", "FETCH_MAX", "TopicConsumer"]
 
 FETCH_MAX = 500  # records fetched per partition and pass
-# a commit or heartbeat refused so: the member joins the group again (Kafka's consumer
-# coordinator rejoins on both)
-_REJOIN = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID")
+# a commit or heartbeat refused so: the member lost its partitions and joins again
+_LOST = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID")
 CLIENT_ID = "jetlink-consumer"
 
 
@@ -57,81 +58,76 @@ class TopicConsumer:
         self.client_id = client_id
         self.member = f"{client_id}-{uuid.uuid4()}"
         self.positions: dict[int, int] = {}
-        self.generation = -1
+        self.generation = -1  # (-1: not in a generation: joining)
         self.on_notice = on_notice
         if group is not None:
             self._join()
 
-    def _join(self, *, evicted: bool = False) -> dict[int, int | None]:
-        """Join the group (again: evicted, or its members changed): the group's generation
-        now. A member still live (its members changed: ILLEGAL_GENERATION) keeps the
-        partitions still assigned to it: their positions (moved up to the group's committed
-        offset if another member read further meanwhile) are committed in this generation
-        where ahead of the group's offset, as Kafka's consumer commits before it gives a
-        partition up and keeps the ones a cooperative rebalance leaves it; the others are
-        dropped (their new owners read them from the group's committed offset). An evicted
-        member (its session ran out: UNKNOWN_MEMBER_ID) lost every partition, as Kafka's
-        onPartitionsLost: it commits nothing (an operator may have reset or deleted the
-        group meanwhile) and reads each one from the group's committed offset. Returns
-        ``{partition: position kept, or None: lost}`` of the partitions it held."""
-        assert self.group is not None
-        held = self.positions
-        self.generation = self.kafka.join(
-            self.group, self.member, [self.topic], session_timeout_ms=self.session_timeout_ms,
-            client_id=self.client_id)
-        self.positions = {}
-        if evicted or not held:
-            return dict.fromkeys(held)
-        committed = self.kafka.committed(self.group)
-        mine = set(self.assigned())
-        ahead = {}
-        for p, pos in held.items():
-            if p not in mine:
-                continue
-            at = committed.get((self.topic, p))
-            self.positions[p] = pos if at is None else max(pos, at)
-            if at is None or pos > at:
-                ahead[(self.topic, p)] = pos
-        if ahead and self._refused(ahead) is not None:
-            self.positions = {}  # changed again meanwhile: the next pass joins again
-        return {p: self.positions.get(p) for p in held}
+    @property
+    def joining(self) -> bool:
+        """Whether the member waits for its group's rebalance to complete (it holds no
+        partition meanwhile; the next :meth:`poll` joins again)."""
+        return self.group is not None and self.generation < 0
 
-    def _refused(self, offsets: dict[tuple[str, int], int]) -> KafkaError | None:
-        """Commit ``offsets`` in this member's generation; the group's refusal because its
-        members changed or this member was evicted, as a value (None: committed)."""
+    def _join(self) -> bool:
+        """Join the group: True in the generation it answered (the partitions of it read
+        from the group's committed offsets), False while it rebalances."""
+        assert self.group is not None
+        self.positions = {}
+        try:
+            self.generation = self.kafka.join(
+                self.group, self.member, [self.topic],
+                session_timeout_ms=self.session_timeout_ms, client_id=self.client_id)
+        except KafkaError as err:
+            if err.name != "REBALANCE_IN_PROGRESS":
+                raise
+            self.generation = -1
+            return False
+        return True
+
+    def _unsaved(self) -> dict[tuple[str, int], int]:
+        """The positions the group's committed offsets do not hold yet."""
+        assert self.group is not None
+        committed = self.kafka.committed(self.group)
+        return {(self.topic, p): pos for p, pos in self.positions.items()
+                if committed.get((self.topic, p)) != pos}
+
+    def _revoke(self) -> None:
+        """The group rebalances: commit every position (the group takes commits of its
+        current generation until the rebalance completes) and give the partitions up."""
+        todo = self._unsaved()
+        if todo:
+            self._commit(todo)
+        self.positions, self.generation = {}, -1
+
+    def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
+        """Commit ``offsets`` in this member's generation. Refused because the member's
+        session ran out or the generation is over: the partitions are lost (nothing
+        committed, the member joins again on the next poll), said through on_notice, and
+        False."""
         assert self.group is not None
         try:
             self.kafka.commit(self.group, offsets, member=self.member,
                               generation=self.generation)
         except KafkaError as err:
-            if err.name not in _REJOIN:
+            if err.name not in _LOST:
                 raise
-            return err
-        return None
+            self._lost(err, offsets)
+            return False
+        return True
 
-    def _commit(self, offsets: dict[tuple[str, int], int]) -> bool:
-        """Commit ``offsets`` in this member's generation. When the group refuses it (its
-        members changed, or this member was evicted): join again (:meth:`_join`: what is
-        still this member's is committed then), say so through on_notice, and False."""
-        err = self._refused(offsets)
-        if err is None:
-            return True
-        evicted = err.name == "UNKNOWN_MEMBER_ID"
-        after = self._join(evicted=evicted)
+    def _lost(self, err: KafkaError, offsets: dict[tuple[str, int], int]) -> None:
+        self.positions, self.generation = {}, -1
         if self.on_notice is not None:
             at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
             why = f" ({err.detail})" if err.detail else ""
-            fates = ["its session had run out, so it lost its partitions: it reads them "
-                     "from the group's committed offsets"] if evicted else [
-                f"{self.topic}-{p} " + (
-                    f"is still its own, committed at offset {after[p]}"
-                    if after.get(p) is not None else "went to another member, which reads "
-                    "it from the group's committed offset") for (_t, p) in sorted(offsets)]
+            cause = ("its session had run out" if err.name == "UNKNOWN_MEMBER_ID" else
+                     "its generation of the group is over")
             self.on_notice(
                 f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
-                f"{at}: {err.name}: {err.description}{why}; the consumer joined the "
-                f"group again (generation {self.generation}): {'; '.join(fates)}")
-        return False
+                f"{at}: {err.name}: {err.description}{why}; {cause}, so it lost its "
+                "partitions: the consumer joins the group again and reads them from the "
+                "group's committed offsets")
 
     def assigned(self) -> list[int]:
         """The partitions this member reads (every one without a group, or the one asked
@@ -161,22 +157,14 @@ class TopicConsumer:
 
     def poll(self, limit: int | None, handle: Callable[[Record], Any]) -> int:
         """One pass: at most ``limit`` records (None: :data:`FETCH_MAX` per partition), each
-        given to ``handle`` before its batch is committed; how many were read."""
+        given to ``handle`` before its batch is committed; how many were read (0 also while
+        :attr:`joining`)."""
         kafka, topic, group = self.kafka, self.topic, self.group
         if group is not None:
-            try:
-                kafka.heartbeat(group, self.member, self.generation)
-            except KafkaError as err:
-                if err.name not in _REJOIN:
-                    raise
-                evicted = err.name == "UNKNOWN_MEMBER_ID"
-                if evicted and self.positions and self.on_notice is not None:
-                    self.on_notice(
-                        f"Heartbeat failed: {err.name}: {err.description} (the session "
-                        f"timeout of {self.session_timeout_ms:,} ms ran out); the consumer "
-                        "joins the group again and reads its partitions from the group's "
-                        "committed offsets")
-                self._join(evicted=evicted)  # a member of this generation
+            if self.generation >= 0:
+                self._heartbeat()
+            if self.generation < 0 and not self._join():
+                return 0
         mine = self.assigned()
         committed = kafka.committed(group) if group is not None else {}
         self.positions = {p: self.positions[p] if p in self.positions
@@ -203,8 +191,28 @@ class TopicConsumer:
                 self.positions[p] = record.offset + 1
             read += len(batch)
             if group is not None and not self._commit({(topic, p): self.positions[p]}):
-                break  # (joined again: the next pass reads what is assigned now)
+                break  # (the partitions lost: the next pass joins again)
         return read
+
+    def _heartbeat(self) -> None:
+        """The pass's heartbeat: in a rebalance, the partitions committed and given up; the
+        member gone (its session ran out) or its generation over, the partitions lost."""
+        assert self.group is not None
+        try:
+            self.kafka.heartbeat(self.group, self.member, self.generation)
+        except KafkaError as err:
+            if err.name == "REBALANCE_IN_PROGRESS":
+                self._revoke()
+                return
+            if err.name not in _LOST:
+                raise
+            if err.name == "UNKNOWN_MEMBER_ID" and self.positions and self.on_notice:
+                self.on_notice(
+                    f"Heartbeat failed: {err.name}: {err.description} (the session "
+                    f"timeout of {self.session_timeout_ms:,} ms ran out); the consumer "
+                    "joins the group again and reads its partitions from the group's "
+                    "committed offsets")
+            self.positions, self.generation = {}, -1
 
     def close(self) -> None:
         """Commit the position of every assigned partition, then leave the group (nothing
@@ -213,11 +221,10 @@ class TopicConsumer:
         record produced after this run is the next run's first, not skipped."""
         if self.group is not None:
             try:
-                committed = self.kafka.committed(self.group)
-                todo = {(self.topic, p): pos for p, pos in self.positions.items()
-                        if committed.get((self.topic, p)) != pos}
-                if todo:
-                    self._commit(todo)
+                if self.generation >= 0:
+                    todo = self._unsaved()
+                    if todo:
+                        self._commit(todo)
             except KafkaError:  # (the commit's refusal said; no error leaves the group open)
                 pass
             self.kafka.leave(self.group, self.member)

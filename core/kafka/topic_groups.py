@@ -1,8 +1,18 @@
 """Consumer groups of the Kafka engine: members (join, heartbeat, leave; a member is gone
-once its session timeout passed), Kafka's RangeAssignor, committed offsets (commit with
-Kafka's OffsetCommit membership rule, the internal writes of the mirrors' offset sync and
-clamping), describe with lags, delete and offset delete (``--reset-offsets``:
-group_reset.py).
+once its session timeout passed), Kafka's rebalance and RangeAssignor, committed offsets
+(commit with Kafka's OffsetCommit membership rule, the internal writes of the mirrors'
+offset sync and clamping), describe with lags, delete and offset delete
+(``--reset-offsets``: group_reset.py).
+
+A rebalance is Kafka's ClassicGroup eager protocol. A change of the members (a new member,
+new topics, a leave, an expired session, a subscribed topic's partition count) puts the
+group in PreparingRebalance: each member keeps the partitions of the generation it is in
+and may still commit in it, a heartbeat tells it REBALANCE_IN_PROGRESS (it commits what it
+handled and joins again), and a join is answered REBALANCE_IN_PROGRESS until every live
+member has joined (one that never does is gone when its session runs out). The last join
+makes the next generation and its RangeAssignor assignment at once (no CompletingRebalance
+state). So no partition is read by two members at a time: its new owner starts from the
+offset its old owner committed.
 
 Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
 as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
@@ -71,7 +81,8 @@ def _expire_members(conn: Any, now: int) -> None:
         f"SELECT DISTINCT grp FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))]
     if gone:
         conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))
-        _next_generation(conn, gone)
+        for group in gone:
+            _members_changed(conn, group, now)
 
 
 def _generation(conn: Any, group: str) -> int:
@@ -80,13 +91,63 @@ def _generation(conn: Any, group: str) -> int:
     return row[0] if row else 0
 
 
-def _next_generation(conn: Any, groups: Iterable[str]) -> None:
-    """A new generation of each of ``groups``: their members changed (a member joined, left
-    or expired), so every assignment may have; a commit of the generation before is refused
-    (ILLEGAL_GENERATION) and its member rejoins and reads the committed offsets again."""
+def _state_row(conn: Any, group: str) -> tuple[int, bool, dict[str, int]]:
+    """(generation, preparing a rebalance, the partition counts its assignment was made on)."""
+    row = conn.execute("SELECT generation, preparing, counts FROM group_generations "
+                       "WHERE grp = ?", (group,)).fetchone()
+    return (row[0], bool(row[1]), json.loads(row[2])) if row else (0, False, {})
+
+
+def _members_changed(conn: Any, group: str, now: int) -> None:
+    """A member left or expired: the others rebalance; a group left without members is
+    Empty, in a generation of its own (Kafka's: its last rebalance made no assignment)."""
+    if _live(conn, group, now):
+        _begin_rebalance(conn, group)
+        _settle(conn, group, now)
+    else:
+        conn.execute(
+            "INSERT INTO group_generations(grp, generation) VALUES (?, 1) "
+            "ON CONFLICT(grp) DO UPDATE SET generation = generation + 1, preparing = 0",
+            (group,))
+
+
+def _begin_rebalance(conn: Any, group: str) -> None:
+    """PreparingRebalance: every member is to join again before the next generation."""
+    conn.execute(
+        "INSERT INTO group_generations(grp, generation, preparing) VALUES (?, 0, 1) "
+        "ON CONFLICT(grp) DO UPDATE SET preparing = 1", (group,))
+
+
+def _settle(conn: Any, group: str, now: int) -> None:
+    """The rebalance completes when every live member has joined again: the next
+    generation, each member's RangeAssignor partitions stored with it."""
+    generation, preparing, _counts = _state_row(conn, group)
+    live = _live(conn, group, now)
+    if not preparing or not live or not all(row[7] for row in live):
+        return
+    counts = _counts_of(conn, {t for row in live for t in json.loads(row[2])})
+    assignment = _assign([(row[0], json.loads(row[2])) for row in live], counts)
+    generation += 1
+    conn.execute("UPDATE group_generations SET generation = ?, preparing = 0, counts = ? "
+                 "WHERE grp = ?", (generation, json.dumps(counts, sort_keys=True), group))
     conn.executemany(
-        "INSERT INTO group_generations(grp, generation) VALUES (?, 1) "
-        "ON CONFLICT(grp) DO UPDATE SET generation = generation + 1", ((g,) for g in groups))
+        "UPDATE group_members SET member_gen = ?, rejoined = 0, assigned = ? "
+        "WHERE grp = ? AND member = ?",
+        [(generation, json.dumps(assignment[row[0]]), group, row[0]) for row in live])
+
+
+def _counts_of(conn: Any, topics: Iterable[str]) -> dict[str, int]:
+    """The partition counts of ``topics`` (those that exist)."""
+    names = sorted(topics)
+    if not names:
+        return {}
+    return {n: c for n, c in conn.execute(
+        f"SELECT name, partitions FROM topics WHERE name IN ({', '.join('?' * len(names))})",
+        names)}
+
+
+def _rebalancing() -> KafkaError:
+    return KafkaError("REBALANCE_IN_PROGRESS", field="group")
 
 
 def _unknown_member() -> KafkaError:
@@ -104,10 +165,12 @@ def _check_generation(conn: Any, group: str, generation: int) -> None:
 
 
 def _live(conn: Any, group: str, now: int) -> list[tuple[Any, ...]]:
+    """The live members' rows: member, client_id, topics, joined_ms, heartbeat_ms,
+    session_timeout_ms, member_gen, rejoined, assigned."""
     return conn.execute(
-        "SELECT member, client_id, topics, joined_ms, heartbeat_ms, session_timeout_ms "
-        f"FROM group_members WHERE grp = ? AND {LIVE_MEMBER_SQL} "
-        "ORDER BY member", (group, now)).fetchall()
+        "SELECT member, client_id, topics, joined_ms, heartbeat_ms, session_timeout_ms, "
+        f"member_gen, rejoined, assigned FROM group_members WHERE grp = ? AND "
+        f"{LIVE_MEMBER_SQL} ORDER BY member", (group, now)).fetchall()
 
 
 def group_active(kafka: TopicStore, group: str) -> bool:
@@ -233,10 +296,13 @@ def write_group_offsets(kafka: TopicStore, rows: Iterable[tuple[str, str, int, i
 
 def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
          session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, client_id: str = "") -> int:
-    """``member`` joins ``group`` subscribed to ``topics`` (rejoining refreshes it); the
-    group's generation, the one the member's commits name. A new member, or new topics,
-    make a new generation (the assignment takes effect at once: no rebalance states). The
-    session timeout must be within Kafka's broker defaults 6000..1800000 ms
+    """``member`` joins ``group`` subscribed to ``topics``; the group's generation, the one
+    the member's commits name. A member of the current generation with the same topics, the
+    group not rebalancing, only refreshes its session. Otherwise (a new member, new topics,
+    a member joining again in a rebalance) the group rebalances (module docstring): the
+    answer is the new generation when this join completes it, else REBALANCE_IN_PROGRESS
+    (KafkaError; its detail names the members still to join): join again on the next poll.
+    The session timeout must be within Kafka's broker defaults 6000..1800000 ms
     (INVALID_SESSION_TIMEOUT)."""
     _check_group(group)
     kafka.authorize("JoinGroup", group=group)
@@ -253,8 +319,8 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
         _expire_members(conn, now)
         for name in json.loads(names):
             get_topic(conn, name)
-        was = conn.execute("SELECT topics FROM group_members WHERE grp = ? AND member = ?",
-                           (group, member)).fetchone()
+        was = conn.execute("SELECT topics, member_gen FROM group_members WHERE grp = ? AND "
+                           "member = ?", (group, member)).fetchone()
         conn.execute(
             "INSERT INTO group_members(grp, member, client_id, topics, joined_ms, "
             "heartbeat_ms, session_timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
@@ -262,16 +328,32 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
             "topics = excluded.topics, heartbeat_ms = excluded.heartbeat_ms, "
             "session_timeout_ms = excluded.session_timeout_ms",
             (group, member, client_id, names, now, now, session_timeout_ms))
-        if was is None or was[0] != names:
-            _next_generation(conn, [group])
-        return _generation(conn, group)
+        generation, preparing, counts = _state_row(conn, group)
+        if (was is not None and was[0] == names and was[1] == generation and not preparing
+                and _counts_of(conn, json.loads(names)).items() <= counts.items()):
+            return generation
+        conn.execute("UPDATE group_members SET rejoined = 1 WHERE grp = ? AND member = ?",
+                     (group, member))
+        _begin_rebalance(conn, group)
+        _settle(conn, group, now)
+        generation, preparing, _counts = _state_row(conn, group)
+        if not preparing:
+            return generation
+        waiting = [row[0] for row in _live(conn, group, now) if not row[7]]
+    # (refused after the transaction: the join and the rebalance it began stand)
+    err = _rebalancing()
+    err.detail = (f"group '{group}' is rebalancing: waiting for member"
+                  f"{'s' if len(waiting) != 1 else ''} {', '.join(waiting)} to join again "
+                  "(each does on its next heartbeat, or is gone when its session runs out)")
+    raise err
 
 
 def heartbeat(kafka: TopicStore, group: str, member: str, generation: int | None = None
               ) -> None:
     """Keep ``member`` alive: UNKNOWN_MEMBER_ID when its session already expired,
-    ILLEGAL_GENERATION when ``generation`` (given) is not the group's (its members changed:
-    the member joins again, as Kafka's heartbeat tells it to)."""
+    ILLEGAL_GENERATION when ``generation`` (given) is not the group's, REBALANCE_IN_PROGRESS
+    while the group rebalances (the member commits what it handled and joins again, as
+    Kafka's heartbeat tells it to), which a subscribed topic's new partition count starts."""
     kafka.authorize("Heartbeat", group=group)
     now = kafka.now_ms()
     with kafka._schema.write() as conn:
@@ -282,15 +364,25 @@ def heartbeat(kafka: TopicStore, group: str, member: str, generation: int | None
             raise _unknown_member()
         if generation is not None:
             _check_generation(conn, group, generation)
+        _gen, preparing, counts = _state_row(conn, group)
+        if not preparing:
+            topics = {t for row in _live(conn, group, now) for t in json.loads(row[2])}
+            if _counts_of(conn, topics) == counts:
+                return
+            _begin_rebalance(conn, group)  # (a topic's partitions changed: Kafka's
+            # consumer sees it in its metadata and joins again)
+    raise _rebalancing()
 
 
 def leave(kafka: TopicStore, group: str, member: str) -> None:
-    """``member`` leaves ``group`` (no error when it is already gone): a new generation."""
+    """``member`` leaves ``group`` (no error when it is already gone): the others rebalance
+    (an Empty group a new generation)."""
     kafka.authorize("LeaveGroup", group=group)
+    now = kafka.now_ms()
     with kafka._schema.write() as conn:
         if conn.execute("DELETE FROM group_members WHERE grp = ? AND member = ?",
                         (group, member)).rowcount:
-            _next_generation(conn, [group])
+            _members_changed(conn, group, now)
 
 
 def _assign(members: list[tuple[str, list[str]]],
@@ -331,12 +423,12 @@ def _group(conn: Any, group: str, now: int,
         "ORDER BY topic, partition", (group,)).fetchall()
     if not live and not committed:
         return None
-    subs = [(m, json.loads(ts)) for m, _c, ts, *_ in live]
     counts, ends = catalog if catalog is not None else _catalog(conn)
-    assignment = _assign(subs, counts)
+    generation, preparing, _basis = _state_row(conn, group)
     members = [
-        GroupMember(m, c, json.loads(ts), j, hb, st, assignment.get(m, []))
-        for m, c, ts, j, hb, st in live
+        GroupMember(row[0], row[1], json.loads(row[2]), row[3], row[4], row[5],
+                    _held(row, generation, preparing, counts))
+        for row in live
     ]
     owner = {tp: mem for mem in members for tp in mem.assignment}
     rows: dict[tuple[str, int], GroupOffset] = {}
@@ -350,7 +442,18 @@ def _group(conn: Any, group: str, now: int,
             rows[tp] = GroupOffset(tp[0], tp[1], None, end, None)
         rows[tp].member, rows[tp].client_id, rows[tp].host = mem.member, mem.client_id, mem.host
     offsets = [rows[k] for k in sorted(rows)]
-    return GroupInfo(group, "Stable" if live else "Empty", members, offsets)
+    state = ("PreparingRebalance" if preparing else "Stable") if live else "Empty"
+    return GroupInfo(group, state, members, offsets)
+
+
+def _held(row: tuple[Any, ...], generation: int, preparing: bool, counts: Mapping[str, int]
+          ) -> list[tuple[str, int]]:
+    """The partitions a live member's row holds: its generation's assignment while it is in
+    the group's current generation and has not joined a rebalance (then none: it gave them
+    up), of partitions that still exist."""
+    if row[6] != generation or (preparing and row[7]):
+        return []
+    return [(t, p) for t, p in json.loads(row[8]) if p < counts.get(t, 0)]
 
 
 def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
@@ -400,7 +503,8 @@ def groups(kafka: TopicStore) -> list[GroupInfo]:
 
 
 def assignment(kafka: TopicStore, group: str, member: str) -> list[tuple[str, int]]:
-    """The partitions the RangeAssignor gives ``member`` among the live members."""
+    """The partitions ``member`` holds: the RangeAssignor's of the generation it is in (none
+    while it waits for a rebalance to complete)."""
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
         info = _group(conn, group, now)
@@ -433,8 +537,9 @@ def delete_group(kafka: TopicStore, group: str) -> None:
         live = _live(conn, group, now)
         if live:
             err = KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")
+            state = "PreparingRebalance" if _state_row(conn, group)[1] else "Stable"
             err.detail = (f"group '{group}' has {len(live)} live member"
-                          f"{'' if len(live) == 1 else 's'} (state Stable): it can be "
+                          f"{'' if len(live) == 1 else 's'} (state {state}): it can be "
                           "deleted once they leave or their session times out")
             raise err
         n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount

@@ -84,6 +84,16 @@ SCHEMA_STEPS: list[list[str]] = [
         " grp TEXT PRIMARY KEY,"
         " generation INTEGER NOT NULL) WITHOUT ROWID",
     ],
+    # a consumer group's rebalance (Kafka's ClassicGroup PreparingRebalance): the members
+    # rejoin before a new generation's assignment is made; each member keeps the partitions
+    # of the generation it is in (member_gen, assigned) until then
+    [
+        "ALTER TABLE group_generations ADD COLUMN preparing INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE group_generations ADD COLUMN counts TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE group_members ADD COLUMN member_gen INTEGER NOT NULL DEFAULT -1",
+        "ALTER TABLE group_members ADD COLUMN rejoined INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE group_members ADD COLUMN assigned TEXT NOT NULL DEFAULT '[]'",
+    ],
 ]
 
 

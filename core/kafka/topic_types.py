@@ -174,13 +174,13 @@ class GroupOffset:
 @dataclass
 class GroupInfo:
     group: str
-    state: str  # "Stable" (a live member) or "Empty"
+    state: str  # "Stable", "PreparingRebalance" (live members) or "Empty"
     members: list[GroupMember]
     offsets: list[GroupOffset]
 
     @property
     def active(self) -> bool:
-        return self.state == "Stable"
+        return self.state != "Empty"
 
     @property
     def total_lag(self) -> int:
