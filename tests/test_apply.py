@@ -1189,7 +1189,7 @@ def test_apply_lists_problems_as_validate_lists_them(jl, tmp_path):
     ('[kv_mirrors.M]\norigin_bucket = "B"\nzzz = 1\n',
      'kv_mirror M: zzz: unknown key "zzz" (allowed: cluster, origin_cluster, name, '
      "origin_bucket, description, replicas, history, ttl, max_bytes, max_value_size, "
-     "storage, placement, keys, external, domain, metadata)"),
+     "storage, placement, keys, external, domain, metadata, compression)"),
 ])
 def test_a_kv_tables_unknown_key_names_the_keys_it_takes(jl, tmp_path, table, line):
     """The keys a KV table takes, as docs/topology.md lists them (where it lives included):

@@ -652,6 +652,31 @@ def test_toml_datetime_for_opt_start_time(tmp_path):
     assert problems == []
 
 
+def test_a_toml_datetime_keeps_every_fractional_digit_the_file_gives(tmp_path):
+    """tomllib keeps microseconds; RFC 3339 (and Go's time.Time) take nanoseconds: the file's
+    own digits are kept, also in an offset other than Z; a description holding a time is
+    left as written."""
+    p = tmp_path / "t.toml"
+    p.write_text(textwrap.dedent("""
+        [streams.O]
+        subjects = ["o"]
+        description = "from 2026-01-01T00:00:00.123456789Z"
+        [streams.M]
+        mirror = { name = "O", opt_start_time = 2026-01-01T00:00:00.123456789Z }
+        [streams.S]
+        sources = [{ name = "O", opt_start_time = 2026-01-01 02:00:00.9876543+02:00 },
+                   { name = "P", opt_start_time = 2026-01-01T00:00:00.5Z }]
+        """))
+    topo = load_topology(str(p))
+    assert topo.problems == []
+    assert topo.stream("local", "M").spec.mirror.opt_start_time == \
+        "2026-01-01T00:00:00.123456789Z"
+    assert [s.opt_start_time for s in topo.stream("local", "S").spec.sources] == [
+        "2026-01-01T02:00:00.9876543+02:00", "2026-01-01T00:00:00.500000Z"]
+    assert topo.stream("local", "O").spec.description == \
+        "from 2026-01-01T00:00:00.123456789Z"
+
+
 def test_bytes_that_are_not_utf8_are_placed_and_a_byte_order_mark_is_read_past(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_bytes(b'[streams.A]\nsubjects = ["a\xffb"]\n')

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -180,6 +181,40 @@ def _cluster_of(body: Any) -> tuple[str, bool]:
 # text. Anywhere else a TOML date or time stays what it is, and the field's decoder refuses
 # it as the type it is not (Go would: a string field takes no date).
 _TIME_KEYS = frozenset({"opt_start_time"})
+
+# A TOML date-time with more than 6 fractional digits: tomllib keeps microseconds only
+_LONG_FRACTION = re.compile(
+    r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})\.(\d{7,})(?![\d])")
+
+
+def with_full_fractions(doc: Any, text: str) -> Any:
+    """``doc`` (``text`` read by tomllib) with each date-time under a time key whose text
+    has more than microseconds (RFC 3339 takes any number of fractional digits; Go's
+    time.Time keeps nanoseconds) made its RFC 3339 string with every digit the file gave;
+    one that two texts of the file could have made stays as tomllib read it."""
+    digits: dict[tuple[str, str, str], set[str]] = {}
+    for m in _LONG_FRACTION.finditer(text):
+        digits.setdefault((m[1], m[2], m[3][:6]), set()).add(m[3])
+    if not digits:
+        return doc
+
+    def fix(value: Any, key: str | None) -> Any:
+        if isinstance(value, dict):
+            return {k: fix(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fix(v, key) for v in value]
+        if key not in _TIME_KEYS or not isinstance(value, _dt.datetime):
+            return value
+        found = digits.get((value.date().isoformat(), value.strftime("%H:%M:%S"),
+                            f"{value.microsecond:06d}"), set())
+        if len(found) != 1:
+            return value
+        offset = value.utcoffset()
+        zone = ("" if offset is None else "Z" if offset == _dt.timedelta(0)
+                else value.strftime("%z")[:3] + ":" + value.strftime("%z")[3:])
+        return f"{value.strftime('%Y-%m-%dT%H:%M:%S')}.{next(iter(found))}{zone}"
+
+    return fix(doc, None)
 
 
 def _plain(value: Any, key: str | None = None) -> Any:

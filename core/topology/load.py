@@ -28,6 +28,7 @@ from .decode import (
     _plain_table,
     _stream_origins,
     is_topology_document,
+    with_full_fractions,
 )
 from .export import to_document
 from .kafka_specs import _KAFKA_KEYS, _KAFKA_TABLES, _kafka_problem, acl_name
@@ -144,7 +145,7 @@ class Topology:
                 fmt = "json"
         if fmt == "toml":
             try:
-                doc = tomllib.loads(text)
+                doc = with_full_fractions(tomllib.loads(text), text)
             except tomllib.TOMLDecodeError as exc:
                 self._problem(path, None, None, 0, f"invalid TOML: {_toml_error(text, exc)}",
                               fpos)
