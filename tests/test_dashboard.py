@@ -657,6 +657,51 @@ def test_feed_follows_a_republish_subject(demo):
     assert lines[1] == "[#1] monitor.orders.eu.77 (ORDERS #53) watched"
 
 
+def test_the_feed_shows_control_characters_escaped(demo):
+    """A body or subject holding an escape sequence (anyone who may publish on the watched
+    subject) is shown escaped: written raw it would retitle, clear or spoof the terminal."""
+    path, clock = demo
+    app = make_app(demo, feed="monitor.>@west")
+
+    async def steps(pilot):
+        from textual.widgets import RichLog
+
+        await pilot.press("6")
+        await pilot.pause(0.3)
+        dd = DataDir(path)
+        JetStream(dd.open("west"), clock).publish(
+            "orders.eu.77", b"A\x1b]0;PWNED\x07B\x1b[2J\x00C")
+        dd.close()
+        log = app.query_one("#feed-log", RichLog)
+        deadline = time.monotonic() + WAIT_TIMEOUT
+        while time.monotonic() < deadline and len(log.lines) < 2:
+            await pilot.pause(0.05)
+        return [line.text for line in log.lines]
+
+    lines = drive(app, steps)
+    assert lines[1] == ("[#1] monitor.orders.eu.77 (ORDERS #53) "
+                        "A\\x1b]0;PWNED\\x07B\\x1b[2J\\x00C")
+
+
+def test_an_empty_feed_subject_keeps_the_box_and_its_keys(demo):
+    """Enter on an empty subject starts nothing: the box keeps the focus, so the subject
+    typed next is the box's (its letters never run actions: f follows, s steps)."""
+    app = make_app(demo)
+
+    async def steps(pilot):
+        from textual.widgets import Input
+
+        await pilot.press("6", "enter")
+        box = app.query_one("#feed-subject", Input)
+        assert app.focused is box
+        await pilot.press(*"fs")
+        return box.value, app.following, app.message
+
+    value, following, message = drive(app, steps)
+    assert (value, following) == ("fs", False)
+    assert "Replication step" not in (message or "")
+
+
 def test_the_feed_box_gives_the_tab_keys_back_on_escape_and_enter(demo):
     """The Feed tab's subject box takes what is typed (a subject may hold digits); Esc, or
     Enter starting the feed, leaves it, and 1-7 switch tabs again."""
@@ -905,17 +950,21 @@ def test_an_actions_outcome_shows_while_a_problem_lasts(demo):
     outcome of an action taken meanwhile (a replication step) shows after it."""
     path, _clock = demo
     (path / "junk.db").write_bytes(b"garbage, not SQLite\n" * 10)
-    app = make_app(demo)
-
     async def steps(pilot):
         await settle(pilot)
         await pilot.press("s")
         await settle(pilot)
-        return status(app)
+        return status(pilot.app)
 
-    line = drive(app, steps)
+    line = drive(make_app(demo), steps, size=(200, 30))
     assert "failover readiness: could not read cluster junk" in line, line
     assert "Replication step:" in line, line
+    # a problem longer than the line gives way (its end cut at a word, "…") to the outcome
+    line = drive(make_app(demo), steps)
+    assert "failover readiness: could not… · Replication step: 0" in line, line
+    (path / "junk.db").write_bytes(b"not a db" * 100)
+    line = drive(make_app(demo), steps, size=(80, 24))
+    assert "failover readiness… · Replication s" in line[:80], line
 
 
 def test_command_refuses_without_a_terminal(jl):
@@ -1449,6 +1498,34 @@ def test_the_wide_detail_pane_shows_an_agreements_stream(demo):
 
     shown = drive(app, steps, size=(160, 45))
     assert '"mirror"' in shown and '"ORDERS"' in shown
+
+
+def test_the_detail_pane_shows_at_once_when_the_terminal_widens(demo):
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("2", "tab", "down")
+        await pilot.pause(0.1)
+        assert str(app.query_one("#detail").render()).strip() == ""
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause(0.1)
+        return str(app.query_one("#detail").render())
+
+    shown = drive(app, steps, size=(100, 30))
+    assert '"mirror"' in shown and '"ORDERS"' in shown
+
+
+def test_a_groups_detail_is_titled_with_the_group(demo):
+    app = make_app(demo)
+
+    async def steps(pilot):
+        await pilot.press("5")
+        await select(pilot, "groups", "billing")
+        await pilot.press("i")
+        await pilot.pause(0.1)
+        return str(app.screen.query_one("#detail-title").render())
+
+    assert drive(app, steps).startswith("Consumer group billing@")
 
 
 def test_a_region_failback_left_to_manual_steps_says_so(demo):

@@ -219,6 +219,12 @@ def test_serve_json_line_names_url_and_clusters(rest):
 def test_unknown_cluster_path_and_method(rest):
     error(rest.http.get("/nowhere/links"), 404, 404, "Cluster nowhere cannot be found.")
     error(rest.http.get("/bad.name/links"), 404, 404, "Cluster bad.name cannot be found.")
+    # a name of 20,000 characters is not echoed whole (core/errors.py clip)
+    long = "x" * 20_000
+    error(rest.http.get(f"/{long}/links"), 404, 404,
+          f"Cluster {'x' * 40}... (20,000 characters) cannot be found.")
+    r = rest.http.get(f"/east/links/{long}")
+    assert r.status_code == 404 and len(r.json()["message"]) < 200, r.json()
     error(rest.http.get("/east/nothing"), 404, 404, "HTTP 404 Not Found")
     r = rest.http.put("/east/links")
     error(r, 405, 405, "HTTP 405 Method Not Allowed")

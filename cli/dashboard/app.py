@@ -107,6 +107,16 @@ def _lag(lag: int, stale: bool, never: bool = False) -> Text:
     return Text(output.comma(lag), style="yellow" if lag else "")
 
 
+def _cut_at_word(text: str, room: int) -> str:
+    """``text`` in ``room`` characters: cut after its last whole word that fits, ``…``
+    after it."""
+    if len(text) <= room:
+        return text
+    cut = text[:room - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > room // 2 else cut).rstrip(" :,") + "…"
+
+
 def _middle_out(text: str, room: int) -> str:
     """``text`` in ``room`` characters, its end kept when it is what the operator must
     see (an outcome's ``· 2 more lines in the notice``, said short first: ``· +2 in
@@ -431,7 +441,10 @@ class Dashboard(App[None]):
         self.exit(return_code=ExitCode.INTERRUPTED)
 
     def on_resize(self, event: Any) -> None:
-        self.set_class(event.size.width >= WIDE, "-wide")
+        wide = event.size.width >= WIDE
+        if wide != self.has_class("-wide"):
+            self.set_class(wide, "-wide")
+            self._render_detail()  # (the side pane shows the selected item at once)
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -661,7 +674,14 @@ class Dashboard(App[None]):
         if width and len(parts[0]) > max(room, 12):
             keep = max(room, 12) - 1
             parts[0] = "…" + parts[0][len(parts[0]) - keep:]
-        if width and len(parts) > 1:
+        tail = [p for p in (self.problem, self.message) if p]
+        if width and len(tail) == 2:  # both in view: a long problem gives way (its end,
+            # at a word) to three fifths of the room, the outcome after it
+            room = width - len(" · ".join(parts[:-2])) - 2 * len(" · ")
+            left = max(room - len(tail[1]), room * 3 // 5, 20)
+            parts[-2:] = [_cut_at_word(tail[0], left),
+                          _middle_out(tail[1], max(room - min(left, len(tail[0])), 12))]
+        elif width and len(parts) > 1:
             room = width - len(" · ".join(parts[:-1])) - len(" · ")
             parts[-1] = _middle_out(parts[-1], max(room, 12))
         status.update(Text(" · ".join(parts)))
@@ -805,8 +825,9 @@ class Dashboard(App[None]):
                  MirrorRow: "Mirror topic", GroupRow: "Consumer group",
                  RegionRow: "Region"}[type(item)]
         doc = self._doc_of(item)
+        # (a group's row names a topic too: the group is its name)
         name = getattr(item, "name", None) or getattr(item, "bucket", None) \
-            or getattr(item, "topic", None) or getattr(item, "group", None) \
+            or getattr(item, "group", None) or getattr(item, "topic", None) \
             or getattr(item, "stream", "")
         cluster = getattr(item, "cluster", None)
         where = _at(name, cluster) if cluster else name
@@ -829,7 +850,8 @@ class Dashboard(App[None]):
             self._close_filter(keep=True)
         elif event.input.id == "feed-subject":
             self.start_feed(event.value.strip())
-            self.query_one("#feed-log", RichLog).focus()
+            if self.feed_subject:  # (none runs: the box keeps the focus and every key)
+                self.query_one("#feed-log", RichLog).focus()
 
     def on_key(self, event: Any) -> None:
         if event.key == "escape" and self.focused is self.query_one("#filter", Input):
@@ -1022,7 +1044,7 @@ class Dashboard(App[None]):
         if isinstance(item, ClusterRow):
             self._confirm(
                 f"Take cluster {item.name} down (a drill)?",
-                ["Nothing replicates into or out of it until it is up again: mirrors, sources",
+                ["Nothing replicates into or out of it until it is up again: mirrors, sources "
                  "and links reading from it show their lag growing and the origin unavailable.",
                  "Its own clients keep working. Equivalent: jetlink cluster down "
                  f"{item.name}"],
@@ -1121,7 +1143,9 @@ class Dashboard(App[None]):
         self.workers.cancel_group(self, "feed")
         log = self.query_one("#feed-log", RichLog)
         if not text:
-            log.write(Text("Feed stopped", style="dim"))
+            if self.feed_subject:
+                log.write(Text("Feed stopped", style="dim"))
+            self.feed_subject = ""
             return
         names = {c.name for c in self.snapshot.clusters} if self.snapshot else set()
         subject, cluster = feed_target(text, self.feed_cluster, names, self.source.replicates)
@@ -1174,10 +1198,13 @@ class Dashboard(App[None]):
         origin = ""
         stream = (headers.get("Nats-Stream") or [""])[0]
         if stream:
-            origin = f" ({stream} #{(headers.get('Nats-Sequence') or ['?'])[0]})"
-        body = msg.data.decode("utf-8", "replace").replace("\n", " ")
+            origin = output.visible(
+                f" ({stream} #{(headers.get('Nats-Sequence') or ['?'])[0]})")
+        # (control characters escaped, a newline as a space: a body or subject may hold an
+        # escape sequence, which written raw would clear, retitle or spoof the terminal)
+        body = output.visible(msg.data.decode("utf-8", "replace").replace("\n", " "))
         line = Text(f"[#{self._feed_count}] ")
-        line.append(msg.subject, style="bold")
+        line.append(output.visible(msg.subject), style="bold")
         line.append(origin, style="dim")
         line.append(f" {body}")
         self._feed_line(line)

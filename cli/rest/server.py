@@ -1377,11 +1377,12 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
     with it (:meth:`Anchor.shared`; in the engine thread, cli/rest/worker.py): its answer
     ``(status, document)`` or its error, and whether it changed the store (the request is
     then answered after the next replication step)."""
+    from jetlink.core.errors import clip
     from jetlink.core.store import DataDir
     from jetlink.core.store.datadir import NAME_RE
 
     if not NAME_RE.fullmatch(cluster):
-        return Outcome(error=RestError(404, 404, f"Cluster {cluster} cannot be found."))
+        return Outcome(error=RestError(404, 404, f"Cluster {clip(cluster)} cannot be found."))
     shared = anchor.shared()
     store = shared if shared is not None else DataDir(data_dir)
     before = anchor.changes() if shared is not None else None
@@ -1392,7 +1393,7 @@ def _run(handler: Handler, data_dir: Path, clock_factory: Callable[[], Any],
             if not store.has_cluster(cluster) or not store.takes(cluster, "kafka"):
                 # a NATS cluster is no Kafka cluster: as an unknown one (listKafkaClusters
                 # does not list it)
-                raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
+                raise RestError(404, 404, f"Cluster {clip(cluster)} cannot be found.")
             outcome.value = handler(call)
         except Exception as exc:  # noqa: BLE001 - answered by the endpoint
             outcome.error = exc

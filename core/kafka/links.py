@@ -1129,10 +1129,10 @@ def _exists(name: str) -> KafkaError:
 def _not_found(name: str, conn: Any = None) -> KafkaError:
     """CLUSTER_LINK_NOT_FOUND in Confluent's words; for people, the closest link name of
     ``conn``'s cluster when one is close (core/errors.py ``not_found``)."""
-    from ..errors import not_found
+    from ..errors import clip, not_found
 
-    err = KafkaError(
-        "CLUSTER_LINK_NOT_FOUND", f"Cluster link '{name}' not found", field="link_name"
+    err = KafkaError(  # (a name of 20,000 characters is not echoed whole)
+        "CLUSTER_LINK_NOT_FOUND", f"Cluster link '{clip(name)}' not found", field="link_name"
     )
     err.missing = ("link", name)
     if conn is None:
