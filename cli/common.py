@@ -905,12 +905,13 @@ def need_spark_extra(what: str) -> None:
     import importlib.util
 
     from jetlink.core.errors import JetlinkError
+    from jetlink.core.lake import SPARK_EXTRA_INSTALL
 
     missing = [m for m in SPARK_EXTRA if importlib.util.find_spec(m) is None]
     if missing:
         raise JetlinkError(
             f"{what} needs {', '.join(missing)}, which this installation does not have: "
-            "pip install 'jetlink[spark]' (pyspark, pyarrow and pandas, about 0.7 GB)")
+            f"{SPARK_EXTRA_INSTALL}")
 
 
 class Terminated(KeyboardInterrupt):

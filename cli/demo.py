@@ -504,6 +504,10 @@ def demo(
         from jetlink.cli.common import need_spark_extra
 
         need_spark_extra("jetlink demo (its Spark seed and stream export)")
+    else:  # (its failback saves the old origin's divergent tail as Parquet)
+        from jetlink.core.lake import require_pyarrow
+
+        require_pyarrow("jetlink demo --live (its failback saves a divergent tail as Parquet)")
     made = False
     if data_dir is not None:
         data_dir = data_dir.expanduser()

@@ -153,6 +153,24 @@ PART_FORMAT = "part-{:05d}.parquet"
 _LEAN_UNSAFE = (b"Nats-Msg-Id", b"Nats-TTL", b"Nats-Rollup", b"Nats-Incr")
 
 
+# What installs pyarrow (and Spark): the ``spark`` extra
+SPARK_EXTRA_INSTALL = "pip install 'jetlink[spark]' (pyspark, pyarrow and pandas, about 0.7 GB)"
+
+
+def require_pyarrow(what: str, then: str = "") -> None:
+    """Refuse ``what`` (its words, before "needs") when pyarrow is not installed (looked up
+    without importing it), with the line that installs it and ``then`` after it."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("pyarrow") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise JetlinkError(f"{what} needs pyarrow, not installed here: "
+                           f"{SPARK_EXTRA_INSTALL}{then}")
+
+
 class LakeError(JetlinkError):
     """A Parquet dataset that cannot be read, written or imported as asked."""
 

@@ -430,6 +430,30 @@ def test_refusals(world):
     assert res.exit_code == 2 and "parquet:PATH" in res.output
 
 
+def test_a_tail_to_save_without_pyarrow_is_one_line_and_changes_nothing(world, monkeypatch):
+    """An installation without the spark extra (pyarrow): a failback whose old origin took
+    messages (a tail to save as Parquet) is refused before anything of either stream is
+    changed, naming what installs it, its dry run too; installed, the same run goes on."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    before = state(world.data)
+    for args in (["--dry-run"], ["-f"]):
+        res = world("stream", "failback", "ORDERS_EAST", *args)
+        assert res.exit_code == 1, res.output
+        assert res.stderr.startswith("jetlink: error: saving the divergent tail of ORDERS "), \
+            res.stderr
+        assert res.stderr.endswith(
+            "as Parquet needs pyarrow, not installed here: pip install 'jetlink[spark]' "
+            "(pyspark, pyarrow and pandas, about 0.7 GB); nothing of ORDERS or ORDERS_EAST "
+            "was changed: run the failback again once it is installed\n"), res.stderr
+        assert state(world.data) == before
+    monkeypatch.setattr(importlib.util, "find_spec", real)
+    assert world("stream", "failback", "ORDERS_EAST", "-f").exit_code == 0
+
+
 def test_kv_failback_round_trip(jl):
     built = scenario(jl.data, kv=True)
     tail_path = str(jl.tmp / "kvtail")

@@ -53,6 +53,12 @@ def test_without_the_spark_extra_the_commands_say_how_to_install_it(monkeypatch,
         assert "needs pyspark, pyarrow, which this installation does not have: pip install " \
                "'jetlink[spark]'" in res.stderr, res.stderr
         assert "Traceback" not in res.stderr
+    # the live drill's failback saves a tail as Parquet: said before any server starts
+    res = runner.invoke(app, ["demo", "--live"], prog_name="jetlink")
+    assert (res.exit_code, res.stderr) == (1, (
+        "jetlink: error: jetlink demo --live (its failback saves a divergent tail as Parquet) "
+        "needs pyarrow, not installed here: pip install 'jetlink[spark]' (pyspark, pyarrow "
+        "and pandas, about 0.7 GB)\n"))
     # the rest of jetlink does not need it
     assert runner.invoke(app, ["--data-dir", str(tmp_path / "d"), "stream", "add", "S",
                                "--subjects", "s.>", "--defaults"]).exit_code == 0

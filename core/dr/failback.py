@@ -501,6 +501,11 @@ def failback(site: Site, stream: str, *, tail: str | None = None, switch: bool =
         _refuse_filtered(stream, origin_name, probe)
     facts = _old_origin(site, probe, origin_name, last)
     osite = site.side(probe)
+    if rec is None:  # a tail to save: pyarrow asked for before the run records anything
+        oinfo = _stream(osite.js, origin_name)
+        if oinfo is not None and oinfo.config.mirror is None \
+                and int(oinfo.state.last_seq) > last:
+            _tail_needs_pyarrow(origin_name, stream, last + 1, int(oinfo.state.last_seq))
     report = FailbackReport(stream, site.label, kind,
                             {"stream": origin_name, facts.kind: facts.cluster,
                              "reachable": True},
@@ -795,12 +800,26 @@ def _promoted_mirror_of(stream: str, oinfo: Any) -> bool:
     return was is not None and was[0].mirror is not None and was[0].mirror.name == stream
 
 
+def _tail_needs_pyarrow(origin: str, stream: str, lo: int, hi: int) -> None:
+    """Refuse a failback whose divergent tail (``lo..hi`` of ``origin``) is to be saved as
+    Parquet when pyarrow is not installed, saying what installs it."""
+    from .. import lake
+
+    lake.require_pyarrow(
+        f"saving the divergent tail of {origin} (sequences {lo}..{hi}, after the promoted "
+        "stream's last) as Parquet",
+        f"; nothing of {origin} or {stream} was changed: run the failback again once it is "
+        "installed")
+
+
 def _save_tail_step(run: _Run, cut: int) -> bool:
     """Step save-tail: the old origin's messages above L up to ``cut`` saved and counted
     (a dry run: counted only). False when the old origin took messages meanwhile."""
     tail, rec = run.report.tail, run.rec
     assert tail is not None
     ojs, origin_name = run.osite.js, run.origin_name
+    if cut >= tail.from_seq:  # (read and saved with pyarrow: refused before either)
+        _tail_needs_pyarrow(origin_name, run.stream, tail.from_seq, cut)
     if cut < tail.from_seq:
         tail.messages, tail.note = 0, _NO_TAIL
         # (nothing to save is all saved; a dry run says it saved nothing, as it saves none)
