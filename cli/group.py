@@ -207,8 +207,9 @@ def describe(
 
     As kafka-consumer-groups --describe: per partition the committed (CURRENT-OFFSET),
     LOG-END-OFFSET and LAG, and the member it is assigned to; --members the members
-    (--verbose: their partitions); --state the state (Stable with a live member, else
-    Empty) and member count. --all-groups: a table per group, by name. With --principal on
+    (--verbose: their partitions); --state the state (Stable with live members,
+    PreparingRebalance while they join again after a change of them, else Empty) and member
+    count. --all-groups: a table per group, by name. With --principal on
     a cluster that enforces ACLs: DESCRIBE on the group (--all-groups: the groups it may
     describe). With --json the group (state, members, lags) whatever the table, a list
     with --all-groups.

@@ -1366,10 +1366,14 @@ def _literal_wildcards_said(app: App, filters: list[str]) -> None:
     """A notice for each filter with a ``*`` or ``>`` inside a longer token (``a*``): taken
     as nats.go's searchKeyValid takes it, literal text to the server, so it matches no key
     (a wildcard is a whole token)."""
-    from jetlink.core.config.kvnames import literal_wildcards
+    from jetlink.core.config.kvnames import literal_wildcards, validate_search_key
+    from jetlink.core.errors import JetlinkError
 
     for f in filters:
-        tokens = literal_wildcards(f) if isinstance(f, str) else []
+        try:  # (a filter refused is said by its refusal alone)
+            tokens = literal_wildcards(validate_search_key(f))
+        except JetlinkError:
+            continue
         if tokens:
             output.notice(app, f"jetlink: notice: key filter {f!r} matches no key: \"*\" "
                           "and \">\" are wildcards only as a whole token (a.*, a.>); in "

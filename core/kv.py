@@ -963,13 +963,24 @@ class KeyValue:
         return sorted(out, key=lambda e: e.key)
 
     def _last_per_subject(self, patterns: Sequence[str]) -> list[StoredMsg]:
-        """The latest message of every subject matching ``patterns``, in sequence order."""
+        """The latest message of every subject matching ``patterns``, in sequence order. A
+        pattern with ``*`` or ``>`` inside a token (matching no valid key) is not asked for:
+        nats-server's last-per-subject delivery takes such a token for a wildcard beside
+        other filters (``a*`` delivers ``ab``) while counting it as nothing pending, so its
+        answers crowded out the right ones; what comes back is kept by the subject rule."""
+        from .config.kvnames import literal_wildcards
+
+        asked = [p for p in patterns if not literal_wildcards(p)]
+        if not asked:
+            return []
         try:
-            return list(self.js.last_msgs(self.stream, patterns))
+            found = list(self.js.last_msgs(self.stream, asked))
         except ApiError as err:
             if err.err_code == 10059:
                 raise bucket_not_found(self.name) from None
             raise
+        flt = SubjectFilter(asked)
+        return [m for m in found if flt.matches(m.subject)]
 
     def status(self) -> KVStatus:
         try:

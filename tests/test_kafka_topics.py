@@ -918,6 +918,36 @@ def test_an_evicted_consumer_never_undoes_a_reset_made_while_it_was_gone(kafka, 
     assert kafka.committed("G") == {("t", 0): 10}
 
 
+def test_a_slow_handler_keeps_its_session_and_a_pass_takes_the_partitions_in_turn(
+        kafka, clock):
+    """A member whose records take long to hand over (a slow reader of its output) refreshes
+    its session while it does (Kafka's heartbeat thread), so it is not taken for dead and its
+    commit stands; one that does not (an interval longer than the batch) is evicted and its
+    commit refused. A pass reads at most FETCH_MAX records, the next pass starting with the
+    next partition (Kafka's max.poll.records)."""
+    from jetlink.core.kafka.consumer import FETCH_MAX, TopicConsumer
+
+    kafka.create_topic("t", 2)
+    kafka.produce("t", [(None, b"a%d" % i) for i in range(FETCH_MAX + 5)], partition=0)
+    kafka.produce("t", [(None, b"b%d" % i) for i in range(3)], partition=1)
+    notices: list[str] = []
+    slow = TopicConsumer(kafka, "t", group="G", from_beginning=True, session_timeout_ms=10_000,
+                         on_notice=notices.append, heartbeat_interval_s=0)
+    assert slow.poll(None, lambda r: clock.advance_s(0.1)) == FETCH_MAX  # 50 s in all
+    assert notices == [] and kafka.committed("G") == {("t", 0): FETCH_MAX}
+    seen: list[tuple[int, int]] = []
+    assert slow.poll(None, lambda r: seen.append((r.partition, r.offset))) == 8
+    assert seen == [(1, 0), (1, 1), (1, 2)] + [(0, FETCH_MAX + i) for i in range(5)]
+    slow.close()
+    kafka.produce("t", [(None, b"c%d" % i) for i in range(3)], partition=1)
+    late = TopicConsumer(kafka, "t", group="G", session_timeout_ms=10_000,
+                         on_notice=notices.append, heartbeat_interval_s=3600)
+    assert late.poll(None, lambda r: clock.advance_s(4)) == 3
+    assert [n.split(": ")[1] for n in notices] == ["UNKNOWN_MEMBER_ID"]
+    assert kafka.committed("G") == {("t", 0): FETCH_MAX + 5, ("t", 1): 3}
+    late.close()
+
+
 def test_a_partition_a_consumer_keeps_through_a_join_is_not_read_twice(kafka):
     """The members change while a consumer handles a batch of a partition that stays its
     own: its commit is taken (the group still in its generation while it rebalances), and

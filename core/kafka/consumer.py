@@ -5,8 +5,11 @@
 :meth:`TopicConsumer.poll` is one pass: a heartbeat, the partitions assigned to it, each read
 from its position (the group's committed offset when it lies in the log, else the log start
 with ``from_beginning``, else the log end; an offset that fell out of range is reset the
-same way), at most :data:`FETCH_MAX` records per partition, handed over, then committed in
-the generation the member is in. When the group rebalances (core/kafka/topic_groups.py: a
+same way), at most :data:`FETCH_MAX` records a pass (Kafka's max.poll.records; the pass
+starts with the next partition each time), handed over, then committed in the generation
+the member is in. While it hands records over the member refreshes its session every
+:data:`HEARTBEAT_INTERVAL_S` (Kafka's heartbeat thread): a slow reader of its output is not
+taken for a dead member. When the group rebalances (core/kafka/topic_groups.py: a
 member joined, left or expired; the heartbeat says REBALANCE_IN_PROGRESS) the member
 commits the position of every partition it holds and gives them up, as Kafka's consumer
 does in onPartitionsRevoked of the eager protocol, then joins again; until the rebalance
@@ -22,6 +25,7 @@ and leaves the group. Without a group every partition is read and nothing is com
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -31,9 +35,12 @@ from .errors import KafkaError
 if TYPE_CHECKING:  # pragma: no cover
     from .topics import Kafka, Record
 
-__all__ = ["CLIENT_ID", "FETCH_MAX", "TopicConsumer"]
+__all__ = ["CLIENT_ID", "FETCH_MAX", "HEARTBEAT_INTERVAL_S", "TopicConsumer"]
 
-FETCH_MAX = 500  # records fetched per partition and pass
+FETCH_MAX = 500  # records per pass (Kafka's max.poll.records), the partitions in turn
+# a member handling a batch refreshes its session this often (Kafka's heartbeat.interval.ms,
+# at most a third of the session timeout)
+HEARTBEAT_INTERVAL_S = 3.0
 # a commit or heartbeat refused so: the member lost its partitions and joins again
 _LOST = ("ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID")
 CLIENT_ID = "jetlink-consumer"
@@ -46,7 +53,8 @@ class TopicConsumer:
                  from_beginning: bool = False, session_timeout_ms: int = 45_000,
                  client_id: str = CLIENT_ID, partition: int | None = None,
                  offset: int | None = None,
-                 on_notice: Callable[[str], Any] | None = None) -> None:
+                 on_notice: Callable[[str], Any] | None = None,
+                 heartbeat_interval_s: float | None = None) -> None:
         self.kafka, self.topic, self.group = kafka, topic, group
         self.from_beginning = from_beginning
         # kafka-console-consumer's --partition / --offset: that partition alone (assigned,
@@ -60,6 +68,9 @@ class TopicConsumer:
         self.positions: dict[int, int] = {}
         self.generation = -1  # (-1: not in a generation: joining)
         self.on_notice = on_notice
+        self._turn = 0  # the partition a pass starts with, in turn
+        self._beat_every = (min(HEARTBEAT_INTERVAL_S, session_timeout_ms / 3000)
+                            if heartbeat_interval_s is None else heartbeat_interval_s)
         if group is not None:
             self._join()
 
@@ -156,7 +167,7 @@ class TopicConsumer:
         return part.log_start if self.from_beginning else part.log_end
 
     def poll(self, limit: int | None, handle: Callable[[Record], Any]) -> int:
-        """One pass: at most ``limit`` records (None: :data:`FETCH_MAX` per partition), each
+        """One pass: at most ``limit`` records (None: :data:`FETCH_MAX`), each
         given to ``handle`` before its batch is committed; how many were read (0 also while
         :attr:`joining`)."""
         kafka, topic, group = self.kafka, self.topic, self.group
@@ -170,8 +181,12 @@ class TopicConsumer:
         self.positions = {p: self.positions[p] if p in self.positions
                           else self._start_of(p, committed) for p in mine}
         read = 0
-        for p in mine:
-            want = FETCH_MAX if limit is None else min(FETCH_MAX, limit - read)
+        budget = FETCH_MAX if limit is None else min(FETCH_MAX, limit)
+        first = self._turn % len(mine) if mine else 0
+        self._turn += 1
+        beat = time.monotonic()
+        for p in mine[first:] + mine[:first]:
+            want = budget - read
             if want <= 0:
                 break
             try:
@@ -183,14 +198,21 @@ class TopicConsumer:
                 batch = kafka.fetch(topic, p, self.positions[p], want)
             if not batch:
                 continue
+            gone = False
             for record in batch:
                 handle(record)
                 # the position follows each record handled: a stop inside a batch (Ctrl-C)
                 # commits on close what was handled, no more (nothing skipped) and no less
                 # (nothing handled twice by the next run)
                 self.positions[p] = record.offset + 1
-            read += len(batch)
-            if group is not None and not self._commit({(topic, p): self.positions[p]}):
+                read += 1
+                if group is not None and time.monotonic() - beat >= self._beat_every:
+                    beat = time.monotonic()
+                    if not kafka.keep_alive(group, self.member):
+                        gone = True  # (its session ran out: the commit says so)
+                        break
+            if group is not None and (not self._commit({(topic, p): self.positions[p]})
+                                      or gone):
                 break  # (the partitions lost: the next pass joins again)
         return read
 

@@ -54,6 +54,7 @@ __all__ = [
     "groups",
     "heartbeat",
     "join",
+    "keep_alive",
     "leave",
     "write_group_offsets",
     "write_offsets_internal",
@@ -372,6 +373,20 @@ def heartbeat(kafka: TopicStore, group: str, member: str, generation: int | None
             _begin_rebalance(conn, group)  # (a topic's partitions changed: Kafka's
             # consumer sees it in its metadata and joins again)
     raise _rebalancing()
+
+
+def keep_alive(kafka: TopicStore, group: str, member: str) -> bool:
+    """Refresh ``member``'s session while it handles a batch (Kafka's consumer heartbeats
+    from a thread of its own, so a slow handler is not taken for a dead one): nothing else
+    (a rebalance is learnt from the next :func:`heartbeat`). False: the member was gone
+    already (its session ran out)."""
+    kafka.authorize("Heartbeat", group=group)
+    now = kafka.now_ms()
+    with kafka._schema.write() as conn:
+        _expire_members(conn, now)
+        return bool(conn.execute(
+            "UPDATE group_members SET heartbeat_ms = ? WHERE grp = ? AND member = ?",
+            (now, group, member)).rowcount)
 
 
 def leave(kafka: TopicStore, group: str, member: str) -> None:

@@ -151,6 +151,7 @@ class Kafka(TopicStore):
     write_group_offsets = topic_groups.write_group_offsets
     join = topic_groups.join
     heartbeat = topic_groups.heartbeat
+    keep_alive = topic_groups.keep_alive
     leave = topic_groups.leave
     describe_group = topic_groups.describe_group
     groups = topic_groups.groups
