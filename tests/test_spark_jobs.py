@@ -273,7 +273,8 @@ def test_bench_data_job_equals_pump(spark, tmp_path):
     # duplicates (2.5 %) and the per-subject limit both removed some
     assert 0 < want["rows"] < n - n // 40
     assert cfg.max_msgs_per_subject == 1000 and io.read_meta(spark, src)["name"] == "ORDERS"
-    # io.WRITE_OPTIONS: the headers column has no statistics, the other columns theirs
+    # io.WRITE_OPTIONS: the headers column has no statistics and no dictionary, the other
+    # columns theirs (a subject's dictionary kept)
     import glob
 
     import pyarrow.parquet as pq
@@ -288,3 +289,19 @@ def test_bench_data_job_equals_pump(spark, tmp_path):
             stats = {n: chunk(i).statistics for i, n in enumerate(names)}
             assert stats["headers"] is None or not stats["headers"].has_min_max, f
             assert stats["seq"].has_min_max and stats["subject"].has_min_max, f
+    # ... and no dictionary: headers that repeat are written plain, a subject's dictionary
+    # kept
+    from jetlink.core import lake
+
+    same = spark.createDataFrame(
+        [("S", 0, i + 1, "s.a", None, 1, b"NATS/1.0\r\nA: b\r\n\r\n", b"x")
+         for i in range(500)], lake.spark_ddl())
+    io.write_parquet(same, str(tmp_path / "same"), None)
+    for f in glob.glob(str(tmp_path / "same" / "*.parquet")):
+        meta_f = pq.ParquetFile(f).metadata
+        names = [meta_f.schema.column(i).name for i in range(meta_f.num_columns)]
+        encodings = {n: set(meta_f.row_group(0).column(i).encodings)
+                     for i, n in enumerate(names)}
+        dictionary = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+        assert not encodings["headers"] & dictionary and encodings["subject"] & dictionary, \
+            encodings
