@@ -54,16 +54,18 @@ def validate_key(key: Any, *, field: str = "key", reserved: bool = True) -> str:
     and, with ``reserved`` (a write), not starting with ``_kv`` (reserved for internal use:
     such a key another client wrote, nats.go checks none, is still read).
     """
-    if not isinstance(key, str) or not key:
-        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
-    if not _KEY_RE.fullmatch(key):
-        raise client_error(
-            f"{ERR_INVALID_KEY} {_q(key)}: keys may contain only letters, digits and "
-            '"-", "/", "_", "=", "."',
-            field=field,
-        )
+    _check_characters(key, field, _KEY_RE,
+                      'keys may contain only letters, digits and "-", "/", "_", "=", "."')
     _check_key_shape(key, field, reserved)
     return key
+
+
+def _check_characters(key: Any, field: str, allowed: re.Pattern[str], rule: str) -> None:
+    """A key (or filter) given, every character of it ``allowed`` (``rule`` says which)."""
+    if not isinstance(key, str) or not key:
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
+    if not allowed.fullmatch(key):
+        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: {rule}", field=field)
 
 
 def validate_key_filter(key: Any, *, field: str = "keys", reserved: bool = True) -> str:
@@ -96,14 +98,8 @@ def validate_search_key(key: Any, *, field: str = "key") -> str:
     ``searchKeyValid``: letters, digits, ``-/_=.`` and ``*`` anywhere, an optional final
     ``>``, no ``.`` first or last, no empty token. A ``*`` or ``>`` inside a longer token is
     no wildcard (nats-server's subjects: :func:`literal_wildcards`) and matches no key."""
-    if not isinstance(key, str) or not key:
-        raise client_error(f"{ERR_INVALID_KEY} {_q(key)}: a key can not be empty", field=field)
-    if not _SEARCH_KEY_RE.fullmatch(key):
-        raise client_error(
-            f"{ERR_INVALID_KEY} {_q(key)}: key filters may contain only letters, digits, "
-            '"-", "/", "_", "=", ".", "*" and a final ">"',
-            field=field,
-        )
+    _check_characters(key, field, _SEARCH_KEY_RE, 'key filters may contain only letters, '
+                      'digits, "-", "/", "_", "=", ".", "*" and a final ">"')
     _check_key_shape(key, field, reserved=False)
     return key
 
