@@ -235,6 +235,46 @@ def test_an_interrupt_while_workers_run_lets_them_end_and_starts_no_other():
     assert [o.state for o in level] == [R.DONE, R.DONE, R.PLANNED, R.PLANNED]
 
 
+def test_an_interrupt_before_the_pool_registers_a_worker_still_waits_for_its_object(
+        monkeypatch):
+    """Ctrl-C can land between a worker thread's start and the pool's note of it
+    (ThreadPoolExecutor._adjust_thread_count): the pool's shutdown does not wait for that
+    thread, so the level counts its objects under way itself and waits for them to end."""
+    import concurrent.futures as cf
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from jetlink.core.dr import region as R
+
+    b_under_way = threading.Event()
+
+    class Racy(cf.ThreadPoolExecutor):
+        def _adjust_thread_count(self):
+            before = set(self._threads)
+            super()._adjust_thread_count()
+            new = set(self._threads) - before
+            if new and len(self._threads) == 2:
+                assert b_under_way.wait(30)
+                self._threads -= new  # (started, not yet noted: then the interrupt)
+                raise KeyboardInterrupt
+
+    def run(o):
+        if o.name == "B":
+            b_under_way.set()
+        time.sleep(1)
+        return {}
+
+    monkeypatch.setattr(cf, "ThreadPoolExecutor", Racy)
+    plan = SimpleNamespace(backend=SimpleNamespace(parallel=2), action=R.FAILBACK,
+                           run_options={}, _mark=lambda o: None, _run=run,
+                           _unfence=lambda o: "")
+    level = [R.RegionObject(kind="stream", name=n, side="east", cluster="east", stream=n,
+                            origin=n, region="west") for n in "ABCD"]
+    assert R.RegionPlan._run_level(plan, level, None, threading.Lock()) is True
+    assert [o.state for o in level] == [R.DONE, R.DONE, R.PLANNED, R.PLANNED]
+
+
 @pytest.mark.parametrize(("run_first", "code"), [(3, 0), (1, 130)])
 def test_an_interrupt_in_a_parallel_level_ends_the_run_whole_or_stops_it(
         region, monkeypatch, run_first, code):

@@ -921,11 +921,22 @@ def _run_parallel(level: list[RegionObject], one: Callable[[RegionObject], None]
     run stopped (objects left) or ended whole (recorded finished)."""
     from concurrent.futures import ThreadPoolExecutor, wait
 
-    stop = threading.Event()
+    stop = False
+    under_way = 0
+    turn = threading.Condition()
 
     def guarded(o: RegionObject) -> None:
-        if not stop.is_set():
+        nonlocal under_way
+        with turn:
+            if stop:
+                return
+            under_way += 1
+        try:
             one(o)
+        finally:
+            with turn:
+                under_way -= 1
+                turn.notify_all()
 
     pool = ThreadPoolExecutor(max_workers=workers)
     try:
@@ -938,8 +949,16 @@ def _run_parallel(level: list[RegionObject], one: Callable[[RegionObject], None]
         for fut in futures:
             fut.result()
     except KeyboardInterrupt:
-        stop.set()
-        pool.shutdown(wait=True, cancel_futures=True)
+        # the objects under way are waited for by their own count: the pool may not know
+        # every thread it started (an interrupt between a thread's start and its
+        # registration: ThreadPoolExecutor._adjust_thread_count), so its shutdown would not
+        # wait for that one
+        with turn:
+            stop = True
+        pool.shutdown(wait=False, cancel_futures=True)
+        with turn:
+            while under_way:
+                turn.wait(0.1)
         return True
     finally:
         pool.shutdown(wait=True)
