@@ -902,12 +902,10 @@ SPARK_EXTRA = ("pyspark", "pyarrow", "pandas")
 def need_spark_extra(what: str) -> None:
     """Refuse ``what`` (a command) with the install line when the ``spark`` extra (pyspark,
     pyarrow, pandas) is not installed; looks the modules up without importing them."""
-    import importlib.util
-
     from jetlink.core.errors import JetlinkError
-    from jetlink.core.lake import SPARK_EXTRA_INSTALL
+    from jetlink.core.lake import SPARK_EXTRA_INSTALL, missing_modules
 
-    missing = [m for m in SPARK_EXTRA if importlib.util.find_spec(m) is None]
+    missing = missing_modules(*SPARK_EXTRA)
     if missing:
         raise JetlinkError(
             f"{what} needs {', '.join(missing)}, which this installation does not have: "

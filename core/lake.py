@@ -157,16 +157,24 @@ _LEAN_UNSAFE = (b"Nats-Msg-Id", b"Nats-TTL", b"Nats-Rollup", b"Nats-Incr")
 SPARK_EXTRA_INSTALL = "pip install 'jetlink[spark]' (pyspark, pyarrow and pandas, about 0.7 GB)"
 
 
-def require_pyarrow(what: str, then: str = "") -> None:
-    """Refuse ``what`` (its words, before "needs") when pyarrow is not installed (looked up
-    without importing it), with the line that installs it and ``then`` after it."""
+def missing_modules(*names: str) -> list[str]:
+    """Those of the top-level modules ``names`` this installation does not have (looked up
+    without importing them)."""
     import importlib.util
 
-    try:
-        found = importlib.util.find_spec("pyarrow") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
+    def found(name: str) -> bool:
+        try:
+            return importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    return [n for n in names if not found(n)]
+
+
+def require_pyarrow(what: str, then: str = "") -> None:
+    """Refuse ``what`` (its words, before "needs") when pyarrow is not installed, with the
+    line that installs it and ``then`` after it."""
+    if missing_modules("pyarrow"):
         raise JetlinkError(f"{what} needs pyarrow, not installed here: "
                            f"{SPARK_EXTRA_INSTALL}{then}")
 

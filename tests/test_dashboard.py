@@ -634,7 +634,9 @@ def test_step_and_follow(demo):
     assert "Stopped following: 2 copied" in stopped  # BACKUP and ARCHIVE
 
 
-def test_feed_follows_a_republish_subject(demo):
+def _fed(demo, body):
+    """The Feed tab's lines after ``orders.eu.77`` is published with ``body`` in west (the
+    feed on ``monitor.>@west``, its RePublish subject)."""
     path, clock = demo
     app = make_app(demo, feed="monitor.>@west")
 
@@ -644,7 +646,7 @@ def test_feed_follows_a_republish_subject(demo):
         await pilot.press("6")
         await pilot.pause(0.3)
         dd = DataDir(path)
-        JetStream(dd.open("west"), clock).publish("orders.eu.77", b"watched")
+        JetStream(dd.open("west"), clock).publish("orders.eu.77", body)
         dd.close()
         log = app.query_one("#feed-log", RichLog)
         deadline = time.monotonic() + WAIT_TIMEOUT
@@ -652,7 +654,11 @@ def test_feed_follows_a_republish_subject(demo):
             await pilot.pause(0.05)
         return [line.text for line in log.lines]
 
-    lines = drive(app, steps)
+    return drive(app, steps)
+
+
+def test_feed_follows_a_republish_subject(demo):
+    lines = _fed(demo, b"watched")
     assert lines[0] == "Subscribing on monitor.> in cluster west"
     assert lines[1] == "[#1] monitor.orders.eu.77 (ORDERS #53) watched"
 
@@ -660,25 +666,7 @@ def test_feed_follows_a_republish_subject(demo):
 def test_the_feed_shows_control_characters_escaped(demo):
     """A body or subject holding an escape sequence (anyone who may publish on the watched
     subject) is shown escaped: written raw it would retitle, clear or spoof the terminal."""
-    path, clock = demo
-    app = make_app(demo, feed="monitor.>@west")
-
-    async def steps(pilot):
-        from textual.widgets import RichLog
-
-        await pilot.press("6")
-        await pilot.pause(0.3)
-        dd = DataDir(path)
-        JetStream(dd.open("west"), clock).publish(
-            "orders.eu.77", b"A\x1b]0;PWNED\x07B\x1b[2J\x00C")
-        dd.close()
-        log = app.query_one("#feed-log", RichLog)
-        deadline = time.monotonic() + WAIT_TIMEOUT
-        while time.monotonic() < deadline and len(log.lines) < 2:
-            await pilot.pause(0.05)
-        return [line.text for line in log.lines]
-
-    lines = drive(app, steps)
+    lines = _fed(demo, b"A\x1b]0;PWNED\x07B\x1b[2J\x00C")
     assert lines[1] == ("[#1] monitor.orders.eu.77 (ORDERS #53) "
                         "A\\x1b]0;PWNED\\x07B\\x1b[2J\\x00C")
 

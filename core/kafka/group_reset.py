@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JetlinkError
 from ..numbers import INT32_MAX, INT64_MAX, INT64_MIN, IntTextError, parse_int
 from .errors import KafkaError
-from .topic_groups import _check_group, _expire_members, _live, _state_row
+from .topic_groups import _check_group, _expire_members, _live, _state
 from .topic_records import first_at_or_after
 from .topic_retention import maintain
 from .topic_types import get_topic, unknown_partition
@@ -174,11 +174,10 @@ def set_offsets(kafka: TopicStore, group: str, scope: Scope, *,
     with kafka._schema.write() as conn:
         _expire_members(conn, now)
         if _live(conn, group, now):
-            state = "PreparingRebalance" if _state_row(conn, group)[1] else "Stable"
             raise KafkaError(
                 "NON_EMPTY_GROUP",
                 f"Assignments can only be reset if the group '{group}' is inactive, but "
-                f"the current state is {state}.", field="group")
+                f"the current state is {_state(conn, group, True)}.", field="group")
         old = {(t, p): o for t, p, o in conn.execute(
             "SELECT topic, partition, committed FROM group_offsets WHERE grp = ?", (group,))}
         result: dict[tuple[str, int], Row] = {}

@@ -86,17 +86,21 @@ def _expire_members(conn: Any, now: int) -> None:
             _members_changed(conn, group, now)
 
 
-def _generation(conn: Any, group: str) -> int:
-    row = conn.execute("SELECT generation FROM group_generations WHERE grp = ?",
-                       (group,)).fetchone()
-    return row[0] if row else 0
-
-
 def _state_row(conn: Any, group: str) -> tuple[int, bool, dict[str, int]]:
     """(generation, preparing a rebalance, the partition counts its assignment was made on)."""
     row = conn.execute("SELECT generation, preparing, counts FROM group_generations "
                        "WHERE grp = ?", (group,)).fetchone()
     return (row[0], bool(row[1]), json.loads(row[2])) if row else (0, False, {})
+
+
+def _state_name(live: bool, preparing: bool) -> str:
+    """A group's state by ConsumerGroupState's names: PreparingRebalance or Stable with live
+    members, else Empty."""
+    return ("PreparingRebalance" if preparing else "Stable") if live else "Empty"
+
+
+def _state(conn: Any, group: str, live: bool) -> str:
+    return _state_name(live, live and _state_row(conn, group)[1])
 
 
 def _members_changed(conn: Any, group: str, now: int) -> None:
@@ -157,7 +161,7 @@ def _unknown_member() -> KafkaError:
 
 
 def _check_generation(conn: Any, group: str, generation: int) -> None:
-    current = _generation(conn, group)
+    current = _state_row(conn, group)[0]
     if generation != current:
         err = KafkaError("ILLEGAL_GENERATION", field="generation")
         err.detail = (f"generation {generation} of group '{group}', which is at generation "
@@ -439,7 +443,7 @@ def _group(conn: Any, group: str, now: int,
     if not live and not committed:
         return None
     counts, ends = catalog if catalog is not None else _catalog(conn)
-    generation, preparing, _basis = _state_row(conn, group)
+    generation, preparing, _counts = _state_row(conn, group)
     members = [
         GroupMember(row[0], row[1], json.loads(row[2]), row[3], row[4], row[5],
                     _held(row, generation, preparing, counts))
@@ -457,8 +461,7 @@ def _group(conn: Any, group: str, now: int,
             rows[tp] = GroupOffset(tp[0], tp[1], None, end, None)
         rows[tp].member, rows[tp].client_id, rows[tp].host = mem.member, mem.client_id, mem.host
     offsets = [rows[k] for k in sorted(rows)]
-    state = ("PreparingRebalance" if preparing else "Stable") if live else "Empty"
-    return GroupInfo(group, state, members, offsets)
+    return GroupInfo(group, _state_name(bool(live), preparing), members, offsets)
 
 
 def _held(row: tuple[Any, ...], generation: int, preparing: bool, counts: Mapping[str, int]
@@ -552,9 +555,9 @@ def delete_group(kafka: TopicStore, group: str) -> None:
         live = _live(conn, group, now)
         if live:
             err = KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")
-            state = "PreparingRebalance" if _state_row(conn, group)[1] else "Stable"
             err.detail = (f"group '{group}' has {len(live)} live member"
-                          f"{'' if len(live) == 1 else 's'} (state {state}): it can be "
+                          f"{'' if len(live) == 1 else 's'} (state "
+                          f"{_state(conn, group, True)}): it can be "
                           "deleted once they leave or their session times out")
             raise err
         n = conn.execute("DELETE FROM group_offsets WHERE grp = ?", (group,)).rowcount
