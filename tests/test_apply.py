@@ -729,6 +729,11 @@ def test_export_from_a_file_needs_bound_clusters(jl, tmp_path):
         "problems": [{"file": str(tmp_path / "u.toml"), "object": None, "field": None,
                       "err_code": 0,
                       "description": "invalid TOML: Invalid value (at end of document)"}]}
+    # nothing written: not --output's file, nor the data directory
+    out = tmp_path / "out.toml"
+    assert jl("export", "--from", str(tmp_path / "u.toml"), "-o", str(out)).exit_code == 3
+    assert not out.exists()
+    assert not jl.data.exists() or not list(jl.data.iterdir())
 
 
 def test_validate_live_needs_something_bound(jl, tmp_path):

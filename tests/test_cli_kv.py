@@ -729,10 +729,12 @@ def test_kv_mirror_across_clusters_serves_gets(jl):
     # compression is the mirror's own storage (natscli's kv add/edit --compress with a mirror)
     assert doc(jl("kv", "edit", "CONFIG_EAST", "--compress", "-j"))["is_compressed"] is True
     assert doc(jl("kv", "edit", "CONFIG_EAST", "--no-compress", "-j"))["is_compressed"] is False
+    before = data_dir_bytes(jl.data)
     edit = jl("kv", "edit", "CONFIG_EAST", "--republish-destination", "x.>")
     assert edit.exit_code == 1
     assert "is a KV mirror: only its description, history, TTL, sizes, compression and " \
         "metadata can be edited, not republish" in edit.stderr
+    assert data_dir_bytes(jl.data) == before  # (refused: nothing changed)
     assert ok(jl("kv", "ls", "--names")).stdout == "CONFIG_EAST\n"
     info = ok(jl("kv", "info", "CONFIG_EAST")).stdout
     assert (
