@@ -105,6 +105,11 @@ _ALWAYS = {
     # refuses the type otherwise): sparkops/io.py read_lake
     "spark.sql.legacy.parquet.nanosAsLong": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # no DataFrame call sites recorded for error messages (pyspark.errors.utils
+    # ``_with_origin``): each recording is a Python stack walk and about eight Py4J round
+    # trips per Column function a job's query is built with (a source job: over 450 of its
+    # 1,100); a failed job's line (``failure_text``) never shows the call site
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 
