@@ -967,7 +967,9 @@ def copy_config(doc: dict[str, Any], dest: str, values: dict[str, Any],
     out = {k: v for k, v in doc.items() if k not in ("name", "durable_name")}
     out["durable_name"] = dest
     # (the backoff as a new consumer chooses it, below: not as edit replaces one)
-    out = edit_config(out, {k: v for k, v in values.items() if not k.startswith("backoff")})
+    # (max_waiting only with --pull, as natscli's cpAction takes it)
+    out = edit_config(out, {k: v for k, v in values.items()
+                            if not k.startswith("backoff") and k != "max_waiting"})
     if values.get("deliver") is not None:
         for key in ("deliver_policy", "opt_start_seq", "opt_start_time"):
             out.pop(key, None)
@@ -1073,6 +1075,10 @@ def copy(
         "metadata": metadata, "backoff": backoff, "backoff_steps": backoff_steps,
         "backoff_min": backoff_min, "backoff_max": backoff_max,
     }
+    if max_waiting is not None and not pull:
+        output.notice(app, "jetlink: notice: --max-waiting is taken with --pull only (as "
+                           f"natscli's copy takes it): {destination} keeps {source}'s "
+                           "max_waiting")
     cfg = consumer_config(copy_config(public_config(current.get("config") or {}),
                                       destination, values, now_ns()))
     from jetlink.core.errors import ApiError

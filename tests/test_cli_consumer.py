@@ -851,6 +851,11 @@ def test_copy_makes_a_consumer_from_anothers_configuration_not_its_position(jl):
     assert (cfg["sample_freq"], cfg["max_bytes"], cfg["max_waiting"]) == ("25", 2048, 9)
     assert "sample_freq" not in doc(jl("consumer", "copy", "ORDERS", "C5", "C6", "--sample", "0",
                                        "-j"))["config"]
+    # --max-waiting without --pull is not taken (natscli's cpAction): SOURCE's stays
+    r = jl("consumer", "copy", "ORDERS", "C1", "C7", "--max-waiting", "9", "-j")
+    assert json.loads(r.stdout)["config"]["max_waiting"] == 512
+    assert r.stderr == ("jetlink: notice: --max-waiting is taken with --pull only (as natscli's "
+                        "copy takes it): C7 keeps C1's max_waiting\n")
     # refusals: nothing changed
     before = data_dir_bytes(jl.data)
     r = jl("consumer", "copy", "ORDERS", "C1", "C2", "--description", "other")
