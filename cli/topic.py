@@ -651,6 +651,24 @@ def _start_offset(partition: int | None, offset: str | None, from_beginning: boo
                     "'earliest', 'latest', or a non-negative long.") from None
 
 
+def _max_poll_interval_ms(text: str) -> int:
+    """--max-poll-interval in milliseconds, as the consumer's config takes
+    max.poll.interval.ms: an int of at least 1 (ConsumerConfig: ``atLeast(1)``; a
+    ConfigException otherwise, before the consumer starts: a usage error here)."""
+    from jetlink.cli.stream_flags import parse_duration_flag
+    from jetlink.core.kafka.topics import MAX_REBALANCE_TIMEOUT_MS
+
+    ms = parse_duration_flag(text, flag="--max-poll-interval") // 1_000_000
+    if ms < 1:
+        raise usage(f"invalid value for --max-poll-interval: {text!r}: Invalid value {ms} "
+                    "for configuration max.poll.interval.ms: Value must be at least 1")
+    if ms > MAX_REBALANCE_TIMEOUT_MS:
+        raise usage(f"invalid value for --max-poll-interval: {text!r}: Invalid value {ms} "
+                    "for configuration max.poll.interval.ms: Not a number of type INT "
+                    f"(at most {MAX_REBALANCE_TIMEOUT_MS} ms)")
+    return ms
+
+
 @topic_app.command("consume")
 def consume(
     ctx: typer.Context,
@@ -709,6 +727,15 @@ def consume(
             help="The group member's session timeout (6s..30m).",
         ),
     ] = "45s",
+    max_poll_interval: Annotated[
+        str,
+        typer.Option(
+            "--max-poll-interval",
+            metavar="DURATION", parser=DURATION,
+            help="The group member's max.poll.interval.ms, its rebalance timeout: how long "
+            "a rebalance waits for it to join again before going on without it.",
+        ),
+    ] = "5m",
     print_key: Annotated[bool, typer.Option("--print-key", help="Print the key.")] = False,
     print_offset: Annotated[
         bool, typer.Option("--print-offset", help="Print Offset:N.")
@@ -733,7 +760,9 @@ def consume(
     commits after each batch. When the group rebalances (a member joined or left) it
     commits, gives its partitions up and joins again; a consumer joining waits until every
     member has (Kafka's eager rebalance): no record is shown twice unless a member was gone
-    before it committed. Without --follow it stops when caught up; with --follow it
+    before it committed; one that handles a batch longer than --max-poll-interval while
+    the group rebalances is removed from it (the rebalance goes on without it) and joins
+    again. Without --follow it stops when caught up; with --follow it
     keeps polling, the group stays active (heartbeats), until --max N, --timeout DURATION
     without records, or Ctrl-C (exit status 130). Prints each value per line
     (--print-key, --print-offset ... as kafka-console-consumer); "Processed a total of N
@@ -752,6 +781,7 @@ def consume(
     idle_ns = (parse_duration_flag(timeout, flag="--timeout", wait=True)
                if timeout is not None else None)
     session_ms = parse_duration_flag(session_timeout, flag="--session-timeout") // 1_000_000
+    poll_ms = _max_poll_interval_ms(max_poll_interval)
     kafka = open_kafka(app, principal)
     info = kafka.describe_topic(topic)
     ts_type = info.effective_configs()["message.timestamp.type"]
@@ -778,7 +808,8 @@ def consume(
     try:
         with common.terminate_as_interrupt(), TopicConsumer(
                 kafka, topic, group=group, from_beginning=earliest,
-                session_timeout_ms=session_ms, partition=partition, offset=start,
+                session_timeout_ms=session_ms, max_poll_interval_ms=poll_ms,
+                partition=partition, offset=start,
                 on_notice=lambda text: output.notice(app, text)) as consumer:
             while max_records is None or received < max_records:
                 fetched = consumer.poll(

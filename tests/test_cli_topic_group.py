@@ -228,6 +228,14 @@ def test_kafka_errors(jl, args, error):
     (["group", "set-offsets", "g", "--to-earliest", "--topic", "x:"],
      "invalid value for --topic: Invalid partition '' specified in topic arg 'x:': a "
      "partition is a number from 0 to 2147483647"),
+    # --max-poll-interval: the consumer's max.poll.interval.ms (ConsumerConfig: an INT,
+    # atLeast(1))
+    (["topic", "consume", "t", "-g", "g", "--max-poll-interval", "500us"],
+     "invalid value for --max-poll-interval: '500us': Invalid value 0 for configuration "
+     "max.poll.interval.ms: Value must be at least 1"),
+    (["topic", "consume", "t", "-g", "g", "--max-poll-interval", "25d"],
+     "invalid value for --max-poll-interval: '25d': Invalid value 2160000000 for "
+     "configuration max.poll.interval.ms: Not a number of type INT (at most 2147483647 ms)"),
 ])
 def test_usage_errors(jl, args, message):
     r = jl(*args, input="")
@@ -374,6 +382,25 @@ def test_consume_commits_and_resumes(jl, engine, cli_clock):
     assert [json.loads(x)["offset"] for x in lines(r)] == [0, 1, 0]
     r = ok(jl("topic", "consume", "t", "--group", "f", "--follow", "--timeout", "50ms"))
     assert (r.stdout, r.stderr) == ("", "Processed a total of 0 messages\n")
+
+
+@pytest.mark.parametrize(("args", "ms"), [([], 300_000), (["--max-poll-interval", "90s"], 90_000),
+                                         (["--max-poll-interval", "1ms"], 1)])
+def test_consume_joins_with_its_max_poll_interval(jl, engine, monkeypatch, args, ms):
+    """--max-poll-interval is the rebalance timeout the member's joins carry (Kafka's
+    consumer sends max.poll.interval.ms, default 300000, in its JoinGroup)."""
+    from jetlink.core.kafka.topic_groups import join
+
+    engine.create_topic("t", 1)
+    seen = []
+
+    def spy(kafka, *a, **kw):
+        seen.append(kw["rebalance_timeout_ms"])
+        return join(kafka, *a, **kw)
+
+    monkeypatch.setattr("jetlink.core.kafka.topics.Kafka.join", spy)
+    ok(jl("topic", "consume", "t", "-g", "g", *args))
+    assert seen == [ms]
 
 
 def test_a_consumer_joining_waits_for_the_rebalance_then_reads_from_the_commits(jl, engine):

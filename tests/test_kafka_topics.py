@@ -11,6 +11,7 @@ from jetlink.core.kafka.errors import ERROR_CODES, JETLINK_RANGE, KafkaError, er
 from jetlink.core.kafka.partitioner import default_partition, murmur2, to_positive
 from jetlink.core.kafka.topics import (
     MIRROR_SYNCED_CONFIGS,
+    SCHEMA_STEPS,
     TOPIC_CONFIG_DEFAULTS,
     Kafka,
     Record,
@@ -866,7 +867,8 @@ def test_a_member_joining_waits_for_the_rebalance_so_nothing_is_read_twice(kafka
                         "The group is rebalancing, so a rejoin is needed.")
     assert exc.value.detail == (
         f"group 'G' is rebalancing: waiting for member {slow.member} to join again (each "
-        "does on its next heartbeat, or is gone when its session runs out)")
+        "does on its next heartbeat, or is gone when its session runs out or when the "
+        "rebalance timeout does, in 300,000 ms)")
     assert fast.poll(None, seen_b.append) == 0 and fast.joining
     seen_a.clear()
     assert slow.poll(None, lambda r: seen_a.append((r.partition, r.offset))) == 0
@@ -883,9 +885,9 @@ def test_a_member_joining_waits_for_the_rebalance_so_nothing_is_read_twice(kafka
     assert slow.poll(None, lambda r: clock.advance_s(11)) == 1
     assert notices == [
         "Offset commit failed on partition t-1 at offset 5: UNKNOWN_MEMBER_ID: The "
-        "coordinator is not aware of this member.; its session had run out, so it lost its "
-        "partitions: the consumer joins the group again and reads them from the group's "
-        "committed offsets"]
+        "coordinator is not aware of this member.; its session timeout of 10,000 ms ran "
+        "out, so it lost its partitions: the consumer joins the group again and reads them "
+        "from the group's committed offsets"]
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 4}
     fast.close()
     seen_a.clear()
@@ -893,6 +895,43 @@ def test_a_member_joining_waits_for_the_rebalance_so_nothing_is_read_twice(kafka
     assert [(r.partition, r.offset) for r in seen_a] == [(1, 4)]
     slow.close()
     assert kafka.committed("G") == {("t", 0): 9, ("t", 1): 5}
+
+
+def test_a_consumer_handling_a_batch_past_its_max_poll_interval_is_removed(kafka, clock):
+    """A member that hands records over longer than its max.poll.interval.ms while its
+    group rebalances keeps its session (its heartbeat thread) but is removed at the
+    rebalance timeout its join carried: the rebalance completes without it, its commit is
+    refused and said (why: not its session), and it joins again as a new member."""
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 1)
+    kafka.produce("t", [(None, b"v%d" % i) for i in range(10)])
+    notices = []
+    slow = TopicConsumer(kafka, "t", group="G", from_beginning=True, client_id="slow",
+                         session_timeout_ms=10_000, max_poll_interval_ms=20_000,
+                         heartbeat_interval_s=0, on_notice=notices.append)
+    fast = None
+
+    def stall(record):  # each record takes 5 s; a second consumer joins at the first
+        nonlocal fast
+        if fast is None:
+            fast = TopicConsumer(kafka, "t", group="G", from_beginning=True,
+                                 client_id="fast", session_timeout_ms=60_000,
+                                 max_poll_interval_ms=20_000)
+            assert fast.joining
+        clock.advance_s(5)
+
+    assert slow.poll(None, stall) == 4  # at 20 s, its session kept: removed
+    assert notices == [
+        "Offset commit failed on partition t-0 at offset 4: UNKNOWN_MEMBER_ID: The "
+        "coordinator is not aware of this member.; the group rebalanced without it: it did "
+        "not join again within its max.poll.interval.ms of 20,000 ms, so it lost its "
+        "partitions: the consumer joins the group again and reads them from the group's "
+        "committed offsets"]
+    info = kafka.describe_group("G")
+    assert (info.state, [m.client_id for m in info.members]) == ("Stable", ["fast"])
+    assert fast.poll(None, lambda r: None) == 10  # (nothing committed: from the start)
+    assert slow.poll(None, lambda r: None) == 0 and slow.joining  # back: a new rebalance
 
 
 def test_an_evicted_consumer_never_undoes_a_reset_made_while_it_was_gone(kafka, clock):
@@ -1001,6 +1040,166 @@ def test_range_assignment_and_leave(orders):
     assert exc.value.name == "UNKNOWN_TOPIC_OR_PARTITION"
 
 
+def error_of(call):
+    """The Kafka error name ``call`` answers (None: it succeeded)."""
+    try:
+        call()
+    except KafkaError as exc:
+        return exc.name
+    return None
+
+
+# Kafka's rebalance timeout: prepareRebalance schedules the join's completion at the group's
+# largest rebalance_timeout_ms (ClassicGroup.rebalanceTimeoutMs) after the rebalance began; the
+# timer fires when its deadline <= now, and completeClassicGroupJoin removes the members that
+# have not joined again, heartbeating or not. (case, the stalled member's rebalance timeout,
+# the joining member's (None: the default, 300000), ms from the rebalance's start to the
+# joining member's last poll, the stalled member removed then)
+REBALANCE_TIMEOUT = [
+    ("the default, 1 ms before", None, None, 299_999, False),
+    ("the default, reached", None, None, 300_000, True),
+    ("the joining member's, the larger, 1 ms before", 10_000, 20_000, 19_999, False),
+    ("the joining member's, the larger, reached", 10_000, 20_000, 20_000, True),
+    ("the stalled member's, the larger, 1 ms before", 20_000, 10_000, 19_999, False),
+    ("the stalled member's, the larger, reached", 20_000, 10_000, 20_000, True),
+]
+
+
+@pytest.mark.parametrize(("case", "stalled_ms", "joining_ms", "at", "removed"),
+                         REBALANCE_TIMEOUT, ids=[r[0] for r in REBALANCE_TIMEOUT])
+def test_a_member_that_never_joins_again_is_removed_at_the_rebalance_timeout(
+        orders, clock, case, stalled_ms, joining_ms, at, removed):
+    """A member that keeps heartbeating (answered REBALANCE_IN_PROGRESS) but never joins
+    again holds the rebalance only until its timeout: then it is removed (its next heartbeat
+    is UNKNOWN_MEMBER_ID) and the join completes with the member that did join."""
+    k = orders
+
+    def timeout(ms):
+        return {} if ms is None else {"rebalance_timeout_ms": ms}
+
+    def poll():  # the joining member's poll: it joins again
+        return k.join("g", "joining", ["orders"], session_timeout_ms=10_000,
+                      **timeout(joining_ms))
+
+    g1 = k.join("g", "stalled", ["orders"], session_timeout_ms=10_000, **timeout(stalled_ms))
+    assert error_of(poll) == "REBALANCE_IN_PROGRESS"  # the rebalance begins
+    t = 0
+    for step in [*range(5_000, at, 5_000), at]:  # every 5 s, then the last poll at ``at``
+        clock.advance((step - t) * 1_000_000)
+        t = step
+        if step < at:  # both keep their sessions; the stalled one never joins again
+            assert error_of(lambda: k.heartbeat("g", "stalled", g1)) == \
+                "REBALANCE_IN_PROGRESS"
+            assert error_of(poll) == "REBALANCE_IN_PROGRESS"
+    if removed:
+        assert poll() == g1 + 1
+        info = k.describe_group("g")
+        assert (info.state, [(m.member, m.assignment) for m in info.members]) == (
+            "Stable", [("joining", [("orders", 0), ("orders", 1), ("orders", 2)])])
+        assert error_of(lambda: k.heartbeat("g", "stalled", g1)) == "UNKNOWN_MEMBER_ID"
+    else:
+        assert error_of(poll) == "REBALANCE_IN_PROGRESS"
+        assert error_of(lambda: k.heartbeat("g", "stalled", g1)) == "REBALANCE_IN_PROGRESS"
+        assert k.describe_group("g").state == "PreparingRebalance"
+        assert [m.member for m in k.describe_group("g").members] == ["joining", "stalled"]
+
+
+def test_the_rebalance_deadline_is_set_when_the_rebalance_begins(orders, clock):
+    """prepareRebalance schedules the completion once, with the rebalance timeouts of the
+    members then: a member joining the rebalance under way with a larger one does not move
+    it; a member that never joins again is removed at it even so."""
+    k = orders
+    g1 = k.join("g", "stalled", ["orders"], session_timeout_ms=10_000,
+                rebalance_timeout_ms=6_000)
+    assert error_of(lambda: k.join("g", "a", ["orders"], rebalance_timeout_ms=6_000)) == \
+        "REBALANCE_IN_PROGRESS"
+    clock.advance_s(3)
+    assert error_of(lambda: k.join("g", "b", ["orders"], rebalance_timeout_ms=60_000)) == \
+        "REBALANCE_IN_PROGRESS"
+    assert error_of(lambda: k.heartbeat("g", "stalled", g1)) == "REBALANCE_IN_PROGRESS"
+    clock.advance_s(3)
+    assert k.join("g", "a", ["orders"]) == g1 + 1  # at 6 s: "stalled" removed
+    assert [m.member for m in k.describe_group("g").members] == ["a", "b"]
+
+
+def test_a_rebalance_nobody_joins_leaves_the_group_empty_at_its_timeout(orders, clock):
+    """completeClassicGroupJoin with no member joined again: every one is removed (each
+    heartbeating), and the group is Empty in a generation of its own."""
+    k = orders
+    k.commit("g", {("orders", 0): 1})
+    g = join_group(k, "g", [("m1", ["orders"], "c"), ("m2", ["orders"], "c")],
+                   session_timeout_ms=10_000, rebalance_timeout_ms=8_000)[0]
+    k.alter_topic("orders", partitions=4)  # the members' heartbeats: rebalance
+    for _ in range(2):
+        for m in ("m1", "m2"):
+            assert error_of(lambda m=m: k.heartbeat("g", m, g)) == "REBALANCE_IN_PROGRESS"
+        clock.advance_s(4)
+    for m in ("m1", "m2"):
+        assert error_of(lambda m=m: k.heartbeat("g", m, g)) == "UNKNOWN_MEMBER_ID"
+    assert k.describe_group("g").state == "Empty"
+    assert k.join("g", "m3", ["orders"]) == g + 2  # (the Empty group's was g + 1)
+
+
+# JoinGroup's rebalance_timeout_ms (the consumer's max.poll.interval.ms: ConsumerConfig's
+# atLeast(1), a Java int): (value, taken)
+REBALANCE_TIMEOUT_VALUES = [(1, True), (2**31 - 1, True), (0, False), (-1, False),
+                            (2**31, False), (1.5, False)]
+
+
+@pytest.mark.parametrize(("value", "taken"), REBALANCE_TIMEOUT_VALUES)
+def test_the_rebalance_timeout_is_a_positive_int32(orders, value, taken):
+    k = orders
+    if taken:
+        assert k.join("g", "m", ["orders"], rebalance_timeout_ms=value) == 1
+        return
+    with pytest.raises(KafkaError) as exc:
+        k.join("g", "m", ["orders"], rebalance_timeout_ms=value)
+    assert (exc.value.name, exc.value.field, exc.value.detail) == (
+        "INVALID_REQUEST", "rebalance_timeout_ms",
+        f"rebalance timeout {value!r} ms: the consumer's max.poll.interval.ms is 1 to "
+        "2,147,483,647 ms")
+    assert error_of(lambda: k.describe_group("g")) == "GROUP_ID_NOT_FOUND"  # nothing joined
+
+
+def test_a_rebalance_under_way_in_an_older_store_gets_its_deadline(dd, clock):
+    """A store made before the rebalance timeout (schema step 4) with a group rebalancing:
+    its rows read as they were, its members' timeout the default, and the rebalance's
+    deadline 300000 ms after its members' last heartbeat."""
+    cluster = dd.open()
+    cluster.ensure_schema("kafka", SCHEMA_STEPS[:4])
+    now = clock.now_ns() // 1_000_000
+    with cluster.transaction():
+        conn = cluster.conn
+        conn.execute("INSERT INTO topics(name, topic_id, partitions, created_ms) "
+                     "VALUES ('orders', 'AAAAAAAAAAAAAAAAAAAAAA', 1, ?)", (now,))
+        conn.execute("INSERT INTO partitions(topic, partition) SELECT id, 0 FROM topics")
+        conn.execute("INSERT INTO group_generations(grp, generation, preparing, counts) "
+                     "VALUES ('g', 1, 1, '{\"orders\": 1}')")
+        conn.executemany(
+            "INSERT INTO group_members(grp, member, topics, joined_ms, heartbeat_ms, "
+            "session_timeout_ms, member_gen, rejoined, assigned) "
+            "VALUES ('g', ?, '[\"orders\"]', ?, ?, 45000, ?, ?, ?)",
+            [("stalled", now - 9_000, now - 2_000, 1, 0, '[["orders", 0]]'),
+             ("joining", now - 1_000, now - 1_000, -1, 1, "[]")])
+    k = Kafka(cluster, clock)
+    info = k.describe_group("g")
+    assert (info.state, [(m.member, m.assignment) for m in info.members]) == (
+        "PreparingRebalance", [("joining", []), ("stalled", [("orders", 0)])])
+    with cluster.read() as conn:
+        assert conn.execute("SELECT member, rebalance_timeout_ms FROM group_members "
+                            "ORDER BY member").fetchall() == [("joining", 300_000),
+                                                              ("stalled", 300_000)]
+        assert conn.execute("SELECT rebalance_deadline_ms FROM group_generations").fetchall() \
+            == [(now - 1_000 + 300_000,)]
+    for _ in range(29):  # both keep their sessions
+        clock.advance_s(10)
+        assert error_of(lambda: k.heartbeat("g", "stalled", 1)) == "REBALANCE_IN_PROGRESS"
+        assert error_of(lambda: k.join("g", "joining", ["orders"])) == "REBALANCE_IN_PROGRESS"
+    clock.advance_s(9)  # (the deadline: the last heartbeat + 300 s)
+    assert k.join("g", "joining", ["orders"]) == 2
+    assert error_of(lambda: k.heartbeat("g", "stalled", 1)) == "UNKNOWN_MEMBER_ID"
+
+
 def test_set_offsets(orders, clock):
     k = orders
     k.commit("g", {("orders", 0): 4})
@@ -1079,8 +1278,9 @@ def test_topics_live_beside_streams_in_any_cluster(dd, clock):
     assert Kafka(dd.open(), clock).topic_names() == []
     with dd.open("east").read() as conn:
         row = conn.execute("SELECT version FROM schema_components WHERE component = 'kafka'")
-        # (its steps: the tables, partition_epochs, group_generations, rebalances)
-        assert row.fetchone()[0] == 4
+        # (its steps: the tables, partition_epochs, group_generations, rebalances,
+        # rebalance timeouts)
+        assert row.fetchone()[0] == 5
     assert json.loads(json.dumps(k.describe_topic("t").to_json()))["topic_name"] == "t"
 
 

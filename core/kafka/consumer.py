@@ -19,7 +19,10 @@ is handled twice only when its member was gone before it committed. A commit the
 refuses (UNKNOWN_MEMBER_ID once the member's session ran out, ILLEGAL_GENERATION) is said
 through ``on_notice``, as Kafka's consumer logs a failed commit: the member lost its
 partitions (Kafka's onPartitionsLost), commits nothing and joins again, so an offset
-another member or an operator set meanwhile stands. :meth:`TopicConsumer.close` commits
+another member or an operator set meanwhile stands. A member that handles one pass longer
+than its ``max_poll_interval_ms`` (Kafka's max.poll.interval.ms, the rebalance timeout its
+join carries) while the group rebalances is removed from it the same way, its session
+refreshed or not: the rebalance completes without it. :meth:`TopicConsumer.close` commits
 and leaves the group. Without a group every partition is read and nothing is committed.
 """
 
@@ -31,6 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
+from .topic_groups import DEFAULT_REBALANCE_TIMEOUT_MS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .topics import Kafka, Record
@@ -51,6 +55,7 @@ class TopicConsumer:
 
     def __init__(self, kafka: Kafka, topic: str, *, group: str | None = None,
                  from_beginning: bool = False, session_timeout_ms: int = 45_000,
+                 max_poll_interval_ms: int = DEFAULT_REBALANCE_TIMEOUT_MS,
                  client_id: str = CLIENT_ID, partition: int | None = None,
                  offset: int | None = None,
                  on_notice: Callable[[str], Any] | None = None,
@@ -63,6 +68,8 @@ class TopicConsumer:
             raise ValueError("a consumer of one partition has no group")
         self.partition, self.offset = partition, offset
         self.session_timeout_ms = session_timeout_ms
+        self.max_poll_interval_ms = max_poll_interval_ms
+        self._beat_ms = 0  # (the engine's time of the member's last heartbeat that counted)
         self.client_id = client_id
         self.member = f"{client_id}-{uuid.uuid4()}"
         self.positions: dict[int, int] = {}
@@ -86,15 +93,25 @@ class TopicConsumer:
         assert self.group is not None
         self.positions = {}
         try:
+            self._beat_ms = self.kafka.now_ms()
             self.generation = self.kafka.join(
                 self.group, self.member, [self.topic],
-                session_timeout_ms=self.session_timeout_ms, client_id=self.client_id)
+                session_timeout_ms=self.session_timeout_ms,
+                rebalance_timeout_ms=self.max_poll_interval_ms, client_id=self.client_id)
         except KafkaError as err:
             if err.name != "REBALANCE_IN_PROGRESS":
                 raise
             self.generation = -1
             return False
         return True
+
+    def _gone_why(self) -> str:
+        """Why the group no longer knew this member (UNKNOWN_MEMBER_ID): its session ran out
+        since its last heartbeat, or else a rebalance completed without it."""
+        if self.kafka.now_ms() - self._beat_ms > self.session_timeout_ms:
+            return f"its session timeout of {self.session_timeout_ms:,} ms ran out"
+        return ("the group rebalanced without it: it did not join again within its "
+                f"max.poll.interval.ms of {self.max_poll_interval_ms:,} ms")
 
     def _unsaved(self) -> dict[tuple[str, int], int]:
         """The positions the group's committed offsets do not hold yet."""
@@ -132,7 +149,7 @@ class TopicConsumer:
         if self.on_notice is not None:
             at = ", ".join(f"{t}-{p} at offset {o}" for (t, p), o in sorted(offsets.items()))
             why = f" ({err.detail})" if err.detail else ""
-            cause = ("its session had run out" if err.name == "UNKNOWN_MEMBER_ID" else
+            cause = (self._gone_why() if err.name == "UNKNOWN_MEMBER_ID" else
                      "its generation of the group is over")
             self.on_notice(
                 f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
@@ -209,8 +226,9 @@ class TopicConsumer:
                 if group is not None and time.monotonic() - beat >= self._beat_every:
                     beat = time.monotonic()
                     if not kafka.keep_alive(group, self.member):
-                        gone = True  # (its session ran out: the commit says so)
+                        gone = True  # (no longer a member: the commit says so)
                         break
+                    self._beat_ms = kafka.now_ms()
             if group is not None and (not self._commit({(topic, p): self.positions[p]})
                                       or gone):
                 break  # (the partitions lost: the next pass joins again)
@@ -221,19 +239,21 @@ class TopicConsumer:
         member gone (its session ran out) or its generation over, the partitions lost."""
         assert self.group is not None
         try:
+            now = self.kafka.now_ms()
             self.kafka.heartbeat(self.group, self.member, self.generation)
+            self._beat_ms = now
         except KafkaError as err:
-            if err.name == "REBALANCE_IN_PROGRESS":
+            if err.name == "REBALANCE_IN_PROGRESS":  # (a heartbeat that counted)
+                self._beat_ms = now
                 self._revoke()
                 return
             if err.name not in _LOST:
                 raise
             if err.name == "UNKNOWN_MEMBER_ID" and self.positions and self.on_notice:
                 self.on_notice(
-                    f"Heartbeat failed: {err.name}: {err.description} (the session "
-                    f"timeout of {self.session_timeout_ms:,} ms ran out); the consumer "
-                    "joins the group again and reads its partitions from the group's "
-                    "committed offsets")
+                    f"Heartbeat failed: {err.name}: {err.description} "
+                    f"({self._gone_why()}); the consumer joins the group again and reads "
+                    "its partitions from the group's committed offsets")
             self.positions, self.generation = {}, -1
 
     def close(self) -> None:

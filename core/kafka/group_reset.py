@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JetlinkError
 from ..numbers import INT32_MAX, INT64_MAX, INT64_MIN, IntTextError, parse_int
 from .errors import KafkaError
-from .topic_groups import _check_group, _expire_members, _live, _state
+from .topic_groups import _check_group, _live, _state, timed_write
 from .topic_records import first_at_or_after
 from .topic_retention import maintain
 from .topic_types import get_topic, unknown_partition
@@ -171,8 +171,7 @@ def set_offsets(kafka: TopicStore, group: str, scope: Scope, *,
             kafka.authorize("OffsetCommit", group=group, topic=topic)
         maintain(kafka, topic)
     now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         if _live(conn, group, now):
             raise KafkaError(
                 "NON_EMPTY_GROUP",

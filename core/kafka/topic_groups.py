@@ -9,10 +9,18 @@ new topics, a leave, an expired session, a subscribed topic's partition count) p
 group in PreparingRebalance: each member keeps the partitions of the generation it is in
 and may still commit in it, a heartbeat tells it REBALANCE_IN_PROGRESS (it commits what it
 handled and joins again), and a join is answered REBALANCE_IN_PROGRESS until every live
-member has joined (one that never does is gone when its session runs out). The last join
-makes the next generation and its RangeAssignor assignment at once (no CompletingRebalance
-state). So no partition is read by two members at a time: its new owner starts from the
-offset its old owner committed.
+member has joined. The last join makes the next generation and its RangeAssignor assignment
+at once (no CompletingRebalance state). A member that does not join again is gone when its
+session runs out, or when the rebalance has waited the largest rebalance timeout of the
+members (Kafka's JoinGroup rebalance_timeout_ms, the consumer's max.poll.interval.ms), even
+while it keeps heartbeating: the join then completes with the members that did join
+(GroupMetadataManager.completeClassicGroupJoin). So no partition is read by two members at
+a time: its new owner starts from the offset its old owner committed.
+
+Kafka's coordinator runs the session and rebalance timeouts on timers; here each write of
+the groups runs first what they did up to then (:func:`timed_write`), each at its own
+deadline, in the order of their deadlines. A read runs no timer: a rebalance whose timeout
+ran out shows as under way until the next write (any heartbeat or join of its members).
 
 Its functions take the topics' state (:class:`~jetlink.core.kafka.topic_store.TopicStore`)
 as their first argument; the ``Kafka`` facade (topics.py) binds them as its methods.
@@ -20,8 +28,9 @@ as their first argument; the ``Kafka`` facade (topics.py) binds them as its meth
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import KafkaError
@@ -38,8 +47,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .topic_store import TopicStore
 
 __all__ = [
+    "DEFAULT_REBALANCE_TIMEOUT_MS",
     "DEFAULT_SESSION_TIMEOUT_MS",
     "LIVE_MEMBER_SQL",
+    "MAX_REBALANCE_TIMEOUT_MS",
     "MAX_SESSION_TIMEOUT_MS",
     "MIN_SESSION_TIMEOUT_MS",
     "assignment",
@@ -56,6 +67,7 @@ __all__ = [
     "join",
     "keep_alive",
     "leave",
+    "timed_write",
     "write_group_offsets",
     "write_offsets_internal",
 ]
@@ -64,10 +76,18 @@ __all__ = [
 MIN_SESSION_TIMEOUT_MS = 6_000
 MAX_SESSION_TIMEOUT_MS = 1_800_000
 DEFAULT_SESSION_TIMEOUT_MS = 45_000
+# Kafka's consumer default max.poll.interval.ms, the rebalance timeout its JoinGroup carries;
+# the largest a JoinGroup can carry (its int32 field)
+DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
+MAX_REBALANCE_TIMEOUT_MS = 2**31 - 1
 
-# A group member is live while its last heartbeat is within its session timeout (parameter:
-# now in ms); the one definition of "active" for groups, also used by the offset sync.
-LIVE_MEMBER_SQL = "heartbeat_ms + session_timeout_ms >= ?"
+# The millisecond a group member's session ends (the first at which it is no longer live);
+# a member is live before it (parameter: now in ms). The one definition of "active" for
+# groups, also used by the offset sync.
+SESSION_END_SQL = "heartbeat_ms + session_timeout_ms + 1"
+LIVE_MEMBER_SQL = f"{SESSION_END_SQL} > ?"
+# A rebalance whose timeout has run out (Kafka's timer fires when its deadline <= now).
+REBALANCE_DUE_SQL = "preparing = 1 AND rebalance_deadline_ms <= ?"
 
 
 def _check_group(group: Any) -> str:
@@ -77,13 +97,66 @@ def _check_group(group: Any) -> str:
     return group
 
 
-def _expire_members(conn: Any, now: int) -> None:
-    gone = [g for (g,) in conn.execute(
-        f"SELECT DISTINCT grp FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))]
-    if gone:
-        conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (now,))
-        for group in gone:
-            _members_changed(conn, group, now)
+def _run_timers(conn: Any, now: int) -> None:
+    """What Kafka's coordinator timers did up to ``now``, each at its own deadline, the
+    earliest first (a session ending at a rebalance's deadline first): a member whose session
+    ended is removed (its group rebalances, or completes the rebalance it waited for), and a
+    rebalance whose timeout ran out completes without the members that have not joined
+    again (:func:`_rebalance_timed_out`). In deadline order because one changes the next: a
+    rebalance a session's end begins has its deadline from that instant."""
+    while True:
+        ended, due = conn.execute(
+            f"SELECT (SELECT MIN({SESSION_END_SQL}) FROM group_members WHERE NOT "
+            f"({LIVE_MEMBER_SQL})), (SELECT MIN(rebalance_deadline_ms) FROM group_generations "
+            f"WHERE {REBALANCE_DUE_SQL})", (now, now)).fetchone()
+        if ended is None and due is None:
+            return
+        if due is None or (ended is not None and ended <= due):
+            gone = [g for (g,) in conn.execute(
+                f"SELECT DISTINCT grp FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})",
+                (ended,))]
+            conn.execute(f"DELETE FROM group_members WHERE NOT ({LIVE_MEMBER_SQL})", (ended,))
+            for group in gone:
+                _members_changed(conn, group, ended)
+        else:
+            for (group,) in conn.execute(
+                    "SELECT grp FROM group_generations WHERE preparing = 1 AND "
+                    "rebalance_deadline_ms = ?", (due,)).fetchall():
+                _rebalance_timed_out(conn, group, due)
+
+
+@contextlib.contextmanager
+def timed_write(kafka: TopicStore, now: int) -> Iterator[Any]:
+    """A write of the groups, after the coordinator's timers due by ``now``
+    (:func:`_run_timers`). What the timers did stands even when the write is then refused
+    (a KafkaError rolls back the write's own changes: Kafka's timers ran whatever a later
+    request was answered), so the removed member's refused heartbeat leaves it removed for
+    the readers too; with no timer due, a refused write leaves the database as it was."""
+    with kafka._schema.write() as conn:
+        before = conn.total_changes
+        _run_timers(conn, now)
+        if conn.total_changes == before:
+            yield conn
+            return
+        refused: KafkaError | None = None
+        conn.execute("SAVEPOINT refused_write")
+        try:
+            yield conn
+        except KafkaError as exc:
+            conn.execute("ROLLBACK TO refused_write")
+            refused = exc
+        conn.execute("RELEASE refused_write")
+    if refused is not None:
+        raise refused
+
+
+def _rebalance_timed_out(conn: Any, group: str, now: int) -> None:
+    """Kafka's completeClassicGroupJoin when the rebalance timeout runs out: the members that
+    have not joined again are removed (heartbeating or not: their next heartbeat is
+    UNKNOWN_MEMBER_ID) and the next generation made of those that did (an Empty group's,
+    when none did)."""
+    conn.execute("DELETE FROM group_members WHERE grp = ? AND rejoined = 0", (group,))
+    _members_changed(conn, group, now)
 
 
 def _state_row(conn: Any, group: str) -> tuple[int, bool, dict[str, int]]:
@@ -107,7 +180,7 @@ def _members_changed(conn: Any, group: str, now: int) -> None:
     """A member left or expired: the others rebalance; a group left without members is
     Empty, in a generation of its own (Kafka's: its last rebalance made no assignment)."""
     if _live(conn, group, now):
-        _begin_rebalance(conn, group)
+        _begin_rebalance(conn, group, now)
         _settle(conn, group, now)
     else:
         conn.execute(
@@ -116,11 +189,20 @@ def _members_changed(conn: Any, group: str, now: int) -> None:
             (group,))
 
 
-def _begin_rebalance(conn: Any, group: str) -> None:
-    """PreparingRebalance: every member is to join again before the next generation."""
+def _begin_rebalance(conn: Any, group: str, now: int) -> None:
+    """PreparingRebalance: every member is to join again before the next generation. A
+    rebalance begun now has its deadline now + the largest rebalance timeout of the live
+    members (ClassicGroup.rebalanceTimeoutMs, taken when GroupMetadataManager's
+    prepareRebalance schedules the join's completion); one under way keeps its own."""
+    (timeout,) = conn.execute(
+        "SELECT MAX(rebalance_timeout_ms) FROM group_members WHERE grp = ? AND "
+        f"{LIVE_MEMBER_SQL}", (group, now)).fetchone()
+    deadline = now + (timeout or 0)
     conn.execute(
-        "INSERT INTO group_generations(grp, generation, preparing) VALUES (?, 0, 1) "
-        "ON CONFLICT(grp) DO UPDATE SET preparing = 1", (group,))
+        "INSERT INTO group_generations(grp, generation, preparing, rebalance_deadline_ms) "
+        "VALUES (?, 0, 1, ?) ON CONFLICT(grp) DO UPDATE SET preparing = 1, "
+        "rebalance_deadline_ms = CASE WHEN preparing THEN rebalance_deadline_ms "
+        "ELSE excluded.rebalance_deadline_ms END", (group, deadline))
 
 
 def _settle(conn: Any, group: str, now: int) -> None:
@@ -216,8 +298,7 @@ def commit(kafka: TopicStore, group: str, offsets: Mapping[tuple[str, int], int]
     _check_group(group)
     kafka.authorize("OffsetCommit", group=group, topics=sorted({t for t, _p in offsets}))
     now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         live = {row[0] for row in _live(conn, group, now)}
         if member is None:
             if live:
@@ -300,7 +381,8 @@ def write_group_offsets(kafka: TopicStore, rows: Iterable[tuple[str, str, int, i
 
 
 def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
-         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS, client_id: str = "") -> int:
+         session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
+         rebalance_timeout_ms: int = DEFAULT_REBALANCE_TIMEOUT_MS, client_id: str = "") -> int:
     """``member`` joins ``group`` subscribed to ``topics``; the group's generation, the one
     the member's commits name. A member of the current generation with the same topics, the
     group not rebalancing, only refreshes its session. Otherwise (a new member, new topics,
@@ -308,7 +390,9 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
     answer is the new generation when this join completes it, else REBALANCE_IN_PROGRESS
     (KafkaError; its detail names the members still to join): join again on the next poll.
     The session timeout must be within Kafka's broker defaults 6000..1800000 ms
-    (INVALID_SESSION_TIMEOUT)."""
+    (INVALID_SESSION_TIMEOUT); the rebalance timeout (the consumer's max.poll.interval.ms:
+    how long a rebalance waits for the members to join again) within 1..2147483647 ms
+    (INVALID_REQUEST)."""
     _check_group(group)
     kafka.authorize("JoinGroup", group=group)
     if not isinstance(member, str) or not member:
@@ -318,38 +402,50 @@ def join(kafka: TopicStore, group: str, member: str, topics: Iterable[str], *,
         err.detail = (f"session timeout {session_timeout_ms:,} ms, the broker's range "
                       f"{MIN_SESSION_TIMEOUT_MS:,} to {MAX_SESSION_TIMEOUT_MS:,} ms")
         raise err
+    if (not isinstance(rebalance_timeout_ms, int)
+            or not 1 <= rebalance_timeout_ms <= MAX_REBALANCE_TIMEOUT_MS):
+        err = KafkaError("INVALID_REQUEST", "The rebalance timeout is not valid.",
+                         field="rebalance_timeout_ms")
+        err.detail = (f"rebalance timeout {rebalance_timeout_ms!r} ms: the consumer's "
+                      f"max.poll.interval.ms is 1 to {MAX_REBALANCE_TIMEOUT_MS:,} ms")
+        raise err
     names = json.dumps(sorted(set(topics)))
     now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         for name in json.loads(names):
             get_topic(conn, name)
         was = conn.execute("SELECT topics, member_gen FROM group_members WHERE grp = ? AND "
                            "member = ?", (group, member)).fetchone()
         conn.execute(
             "INSERT INTO group_members(grp, member, client_id, topics, joined_ms, "
-            "heartbeat_ms, session_timeout_ms) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "heartbeat_ms, session_timeout_ms, rebalance_timeout_ms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(grp, member) DO UPDATE SET client_id = excluded.client_id, "
             "topics = excluded.topics, heartbeat_ms = excluded.heartbeat_ms, "
-            "session_timeout_ms = excluded.session_timeout_ms",
-            (group, member, client_id, names, now, now, session_timeout_ms))
+            "session_timeout_ms = excluded.session_timeout_ms, "
+            "rebalance_timeout_ms = excluded.rebalance_timeout_ms",
+            (group, member, client_id, names, now, now, session_timeout_ms,
+             rebalance_timeout_ms))
         generation, preparing, counts = _state_row(conn, group)
         if (was is not None and was[0] == names and was[1] == generation and not preparing
                 and _counts_of(conn, json.loads(names)).items() <= counts.items()):
             return generation
         conn.execute("UPDATE group_members SET rejoined = 1 WHERE grp = ? AND member = ?",
                      (group, member))
-        _begin_rebalance(conn, group)
+        _begin_rebalance(conn, group, now)
         _settle(conn, group, now)
         generation, preparing, _counts = _state_row(conn, group)
         if not preparing:
             return generation
         waiting = [row[0] for row in _live(conn, group, now) if not row[7]]
+        (deadline,) = conn.execute("SELECT rebalance_deadline_ms FROM group_generations "
+                                   "WHERE grp = ?", (group,)).fetchone()
     # (refused after the transaction: the join and the rebalance it began stand)
     err = _rebalancing()
     err.detail = (f"group '{group}' is rebalancing: waiting for member"
                   f"{'s' if len(waiting) != 1 else ''} {', '.join(waiting)} to join again "
-                  "(each does on its next heartbeat, or is gone when its session runs out)")
+                  "(each does on its next heartbeat, or is gone when its session runs out "
+                  f"or when the rebalance timeout does, in {deadline - now:,} ms)")
     raise err
 
 
@@ -361,8 +457,7 @@ def heartbeat(kafka: TopicStore, group: str, member: str, generation: int | None
     Kafka's heartbeat tells it to), which a subscribed topic's new partition count starts."""
     kafka.authorize("Heartbeat", group=group)
     now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         n = conn.execute("UPDATE group_members SET heartbeat_ms = ? WHERE grp = ? AND member = ?",
                          (now, group, member)).rowcount
         if not n:
@@ -374,7 +469,7 @@ def heartbeat(kafka: TopicStore, group: str, member: str, generation: int | None
             topics = {t for row in _live(conn, group, now) for t in json.loads(row[2])}
             if _counts_of(conn, topics) == counts:
                 return
-            _begin_rebalance(conn, group)  # (a topic's partitions changed: Kafka's
+            _begin_rebalance(conn, group, now)  # (a topic's partitions changed: Kafka's
             # consumer sees it in its metadata and joins again)
     raise _rebalancing()
 
@@ -386,8 +481,7 @@ def keep_alive(kafka: TopicStore, group: str, member: str) -> bool:
     already (its session ran out)."""
     kafka.authorize("Heartbeat", group=group)
     now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         return bool(conn.execute(
             "UPDATE group_members SET heartbeat_ms = ? WHERE grp = ? AND member = ?",
             (now, group, member)).rowcount)
@@ -550,8 +644,7 @@ def delete_group(kafka: TopicStore, group: str) -> None:
     GROUP_ID_NOT_FOUND when it has nothing."""
     kafka.authorize("DeleteGroups", group=group)
     now = kafka.now_ms()
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         live = _live(conn, group, now)
         if live:
             err = KafkaError("NON_EMPTY_GROUP", "The group is not empty.", field="group")
@@ -589,8 +682,7 @@ def delete_offsets(kafka: TopicStore, group: str, scope: Iterable[tuple[str, int
     readable = set(kafka.authorized("READ", "TOPIC", sorted({t for t, _p in wanted})))
     now = kafka.now_ms()
     out: dict[tuple[str, int | None], KafkaError | None] = {}
-    with kafka._schema.write() as conn:
-        _expire_members(conn, now)
+    with timed_write(kafka, now) as conn:
         info = _group(conn, group, now)
         if info is None:
             raise _unknown_group(conn, group)

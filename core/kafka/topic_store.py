@@ -94,6 +94,21 @@ SCHEMA_STEPS: list[list[str]] = [
         "ALTER TABLE group_members ADD COLUMN rejoined INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE group_members ADD COLUMN assigned TEXT NOT NULL DEFAULT '[]'",
     ],
+    # a consumer group's rebalance timeout (Kafka's JoinGroup rebalance_timeout_ms, the
+    # consumer's max.poll.interval.ms, default 300000): a rebalance begun at T completes at T +
+    # the largest of its members' without those that have not joined again (GroupMetadata
+    # Manager completeClassicGroupJoin). A rebalance under way in an older store gets its
+    # deadline from its members' last heartbeat (the rebalance began no later), at the
+    # default timeout, the one its members had
+    [
+        "ALTER TABLE group_members ADD COLUMN rebalance_timeout_ms INTEGER NOT NULL "
+        "DEFAULT 300000",
+        "ALTER TABLE group_generations ADD COLUMN rebalance_deadline_ms INTEGER NOT NULL "
+        "DEFAULT 0",
+        "UPDATE group_generations SET rebalance_deadline_ms = 300000 + COALESCE(("
+        "SELECT MAX(m.heartbeat_ms) FROM group_members m WHERE m.grp = group_generations.grp"
+        "), 0) WHERE preparing = 1",
+    ],
 ]
 
 

@@ -49,8 +49,10 @@ from .topic_configs import (
     validate_topic_name,
 )
 from .topic_groups import (
+    DEFAULT_REBALANCE_TIMEOUT_MS,
     DEFAULT_SESSION_TIMEOUT_MS,
     LIVE_MEMBER_SQL,
+    MAX_REBALANCE_TIMEOUT_MS,
     MAX_SESSION_TIMEOUT_MS,
     MIN_SESSION_TIMEOUT_MS,
 )
@@ -82,9 +84,11 @@ from .topic_types import (
 __all__ = [
     "BATCH_OVERHEAD",
     "COMPONENT",
+    "DEFAULT_REBALANCE_TIMEOUT_MS",
     "DEFAULT_SESSION_TIMEOUT_MS",
     "LIVE_MEMBER_SQL",
     "MAX_OFFSET",
+    "MAX_REBALANCE_TIMEOUT_MS",
     "MAX_SESSION_TIMEOUT_MS",
     "MAX_TOPIC_NAME",
     "MIN_SESSION_TIMEOUT_MS",
