@@ -108,7 +108,7 @@ class TopicConsumer:
     def _gone_why(self) -> str:
         """Why the group no longer knew this member (UNKNOWN_MEMBER_ID): its session ran out
         since its last heartbeat, or else a rebalance completed without it."""
-        if self.kafka.now_ms() - self._beat_ms > self.session_timeout_ms:
+        if self.kafka.now_ms() - self._beat_ms >= self.session_timeout_ms:
             return f"its session timeout of {self.session_timeout_ms:,} ms ran out"
         return ("the group rebalanced without it: it did not join again within its "
                 f"max.poll.interval.ms of {self.max_poll_interval_ms:,} ms")

@@ -81,10 +81,11 @@ DEFAULT_SESSION_TIMEOUT_MS = 45_000
 DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
 MAX_REBALANCE_TIMEOUT_MS = 2**31 - 1
 
-# The millisecond a group member's session ends (the first at which it is no longer live);
-# a member is live before it (parameter: now in ms). The one definition of "active" for
-# groups, also used by the offset sync.
-SESSION_END_SQL = "heartbeat_ms + session_timeout_ms + 1"
+# The millisecond a group member's session ends: its last heartbeat + its session timeout,
+# when Kafka's heartbeat timer fires (a timer fires when its deadline <= now); a member is
+# live before it (parameter: now in ms). The one definition of "active" for groups, also
+# used by the offset sync.
+SESSION_END_SQL = "heartbeat_ms + session_timeout_ms"
 LIVE_MEMBER_SQL = f"{SESSION_END_SQL} > ?"
 # A rebalance whose timeout has run out (Kafka's timer fires when its deadline <= now).
 REBALANCE_DUE_SQL = "preparing = 1 AND rebalance_deadline_ms <= ?"

@@ -19,7 +19,8 @@ Storage (docs/kafka.md "Topics and consumer groups"):
   range scan and retention deletes a key prefix. Offsets ``log_start .. log_end - 1`` (a
   compacted partition has holes);
 - ``group_offsets`` and ``group_members``: committed offsets and live members of consumer
-  groups (a member is gone once ``heartbeat_ms + session_timeout_ms < now``).
+  groups (a member is gone once ``heartbeat_ms + session_timeout_ms <= now``:
+  topic_groups.LIVE_MEMBER_SQL).
 
 Errors are :class:`~jetlink.core.kafka.errors.KafkaError` with Kafka's names, numbers and
 texts.
