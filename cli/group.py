@@ -35,6 +35,7 @@ from jetlink.cli.topic import PrincipalOption, open_kafka
 from jetlink.core.numbers import INT32_MAX, INT64_MAX, INT64_MIN
 
 if TYPE_CHECKING:  # pragma: no cover
+    from jetlink.core.kafka.errors import KafkaError
     from jetlink.core.kafka.topics import GroupInfo
 
 group_app = typer.Typer(
@@ -542,17 +543,39 @@ def rm(
 ) -> None:
     """Delete a consumer group's committed offsets.
 
-    Refused while the group has a live member (NON_EMPTY_GROUP). With --principal on a
-    cluster that enforces ACLs: DELETE on the group. Asks for confirmation on
+    Refused while the group has a live member (NON_EMPTY_GROUP), as kafka-consumer-groups
+    --delete says it: "Group 'G' could not be deleted due to: The group is not empty.".
+    With --principal on a cluster that enforces ACLs: DELETE on the group. Asks for confirmation on
     a terminal; without one, -f/--force is required (exit status 2 otherwise).
     """
+    from jetlink.core.kafka.errors import KafkaError
+
     app = App.of(ctx)
     kafka = open_kafka(app, principal)
-    kafka.check_delete_group(group)  # refused (ACL, unknown group) before the question
+    try:
+        kafka.check_delete_group(group)  # refused (ACL, unknown group) before the question
+    except KafkaError as err:
+        raise _not_deleted(group, err) from None
     output.confirm(app, f"Delete consumer group {group}?", force=force,
                    action=f"delete consumer group {group}")
-    kafka.delete_group(group)
+    try:
+        kafka.delete_group(group)
+    except KafkaError as err:
+        raise _not_deleted(group, err) from None
     output.success(app, f"Deletion of requested consumer groups ('{group}') was successful.")
+
+
+def _not_deleted(group: str, err: KafkaError) -> KafkaError:
+    """``err`` worded as kafka-consumer-groups --delete says a group it could not delete
+    (ConsumerGroupCommand.deleteGroups: "Group 'G' could not be deleted due to: " and the
+    exception, its message Kafka's: "The group id does not exist.", "The group is not
+    empty."); its name, code, detail and what it found missing are kept."""
+    from jetlink.core.kafka.errors import ERROR_MESSAGES
+
+    # (a group not found: Errors' message, jetlink's own sentence naming the group again)
+    reason = ERROR_MESSAGES[err.name] if err.missing else err.description
+    err.description = f"Group '{group}' could not be deleted due to: {reason}"
+    return err
 
 
 @group_app.command("delete-offsets")

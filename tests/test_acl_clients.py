@@ -135,8 +135,9 @@ def test_group_verbs_need_what_kafka_consumer_groups_requests_need(kw):
     ok(kw("group", "set-offsets", "app", "--topic", "orders", "--to-earliest", *p))
     assert doc(kw("group", "describe", "app", "-j"))["lags"][0]["current_offset"] == 0
     refused(kw("group", "rm", "app", "-f", *p),
-            "User:gina is not authorized to DELETE group app: ACLs match the resource, none "
-            "allows User:gina DELETE from host 127.0.0.1 (GROUP_AUTHORIZATION_FAILED 30)")
+            "Group 'app' could not be deleted due to: User:gina is not authorized to DELETE "
+            "group app: ACLs match the resource, none allows User:gina DELETE from host "
+            "127.0.0.1 (GROUP_AUTHORIZATION_FAILED 30)")
     allow(kw, "User:gina", "--operation", "delete", "--group", "app")
     ok(kw("group", "rm", "app", "-f", *p))
     assert groups(kw) == ["other"]
@@ -166,8 +167,8 @@ def test_group_rm_needs_delete_on_the_group_alone(kw):
     ok(kw("group", "set-offsets", "app", "--topic", "orders", "--to-offset", "1"))
     p = ("--principal", "User:erin")
     refused(kw("group", "rm", "nog", "-f", *p),
-            f"User:erin is not authorized to DELETE group nog: {NO_ACL} "
-            "(GROUP_AUTHORIZATION_FAILED 30)")
+            "Group 'nog' could not be deleted due to: User:erin is not authorized to DELETE "
+            f"group nog: {NO_ACL} (GROUP_AUTHORIZATION_FAILED 30)")
     allow(kw, "User:erin", "--operation", "delete", "--group", "app")
     ok(kw("acls", "add", "--principal", "User:erin", "--operation", "describe", "--group",
           "app", "--deny"))

@@ -44,8 +44,8 @@ def test_a_misspelt_topic_group_or_source_cluster_gets_the_closest_name(jl):
          "(UNKNOWN_TOPIC_OR_PARTITION 3): did you mean orders?"),
         (["group", "describe", "biling"], "Consumer group 'biling' does not exist. "
          "(GROUP_ID_NOT_FOUND 69): did you mean billing?"),
-        (["group", "rm", "biling", "-f"], "Consumer group 'biling' does not exist. "
-         "(GROUP_ID_NOT_FOUND 69): did you mean billing?"),
+        (["group", "rm", "biling", "-f"], "Group 'biling' could not be deleted due to: The "
+         "group id does not exist. (GROUP_ID_NOT_FOUND 69): did you mean billing?"),
         (["links", "create", "L", "--source-cluster", "locl"], "Unable to validate cluster "
          "link: source cluster 'locl' does not exist in the data directory (add it with "
          "jetlink cluster add) (INVALID_CONFIG 40): did you mean local?"),
@@ -636,6 +636,39 @@ def test_group_ls_describe_set_offsets_rm(jl, engine):
     r = ok(jl("group", "rm", "audit", "-f"))
     assert r.stdout == "Deletion of requested consumer groups ('audit') was successful.\n"
     assert [g.group for g in engine.groups()] == ["billing"]
+
+
+# kafka-consumer-groups --delete of a group it can not delete (ConsumerGroupCommand
+# deleteGroups: "Group 'G' could not be deleted due to: " and Errors' message, as
+# DeleteConsumerGroupsTest checks it), on jetlink's one error line: (group, its member is
+# live, the error line, the JSON document's error)
+GROUP_RM_REFUSED = [
+    ("nope", False,
+     "Group 'nope' could not be deleted due to: The group id does not exist. "
+     "(GROUP_ID_NOT_FOUND 69)",
+     {"error_code": 69, "error_name": "GROUP_ID_NOT_FOUND",
+      "message": "Group 'nope' could not be deleted due to: The group id does not exist."}),
+    ("busy", True,
+     "Group 'busy' could not be deleted due to: The group is not empty. (NON_EMPTY_GROUP 68): "
+     "group 'busy' has 1 live member (state Stable): it can be deleted once they leave or "
+     "their session times out",
+     {"error_code": 68, "error_name": "NON_EMPTY_GROUP",
+      "message": "Group 'busy' could not be deleted due to: The group is not empty."}),
+]
+
+
+@pytest.mark.parametrize(("group", "live", "line", "error"), GROUP_RM_REFUSED,
+                         ids=[g[0] for g in GROUP_RM_REFUSED])
+def test_group_rm_refused_says_why_as_kafka_consumer_groups(jl, engine, group, live, line,
+                                                             error):
+    engine.create_topic("orders", 1)
+    if live:
+        engine.join(group, "m", ["orders"])
+    r = jl("group", "rm", group, "-f")
+    assert (r.exit_code, r.stdout, r.stderr) == (1, "", f"jetlink: error: {line}\n")
+    r = jl("group", "rm", group, "-f", "-j")
+    assert (r.exit_code, json.loads(r.stdout)) == (1, {"error": error})
+    assert [g.group for g in engine.groups()] == ([group] if live else [])
 
 
 def _jetlink(data, *args):
