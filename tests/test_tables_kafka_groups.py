@@ -599,17 +599,9 @@ INVALID_REQUESTS = [
      "INVALID_SESSION_TIMEOUT"),
     ("testDeleteOffsetsInvalidGroupId",
      lambda k: k.delete_offsets("", [("foo", 0)]), "INVALID_GROUP_ID"),
-    pytest.param("testDescribeGroupsInvalidGroupId (null)",
-                 lambda k: k.describe_group(None), "INVALID_GROUP_ID",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "MISMATCH: jetlink's describe_group(None) raises a Python TypeError / "
-                     "AttributeError (core/errors.py did_you_mean on None), not "
-                     "INVALID_GROUP_ID"))),
-    pytest.param("testDeleteGroups (null group id)",
-                 lambda k: k.delete_group(None), "INVALID_GROUP_ID",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "MISMATCH: jetlink's delete_group(None) raises a Python TypeError / "
-                     "AttributeError, not INVALID_GROUP_ID"))),
+    ("testDescribeGroupsInvalidGroupId (null)",
+     lambda k: k.describe_group(None), "INVALID_GROUP_ID"),
+    ("testDeleteGroups (null group id)", lambda k: k.delete_group(None), "INVALID_GROUP_ID"),
 ]
 
 

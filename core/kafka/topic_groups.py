@@ -91,8 +91,10 @@ LIVE_MEMBER_SQL = f"{SESSION_END_SQL} > ?"
 REBALANCE_DUE_SQL = "preparing = 1 AND rebalance_deadline_ms <= ?"
 
 
-def _check_group(group: Any) -> str:
-    if not isinstance(group, str) or not group:
+def _check_group(group: Any, *, empty: bool = False) -> str:
+    """INVALID_GROUP_ID for no group id (GroupMetadataManager's isGroupIdNotNull), or for
+    an empty one where Kafka refuses it too (isGroupIdNotEmpty: not ``empty``)."""
+    if not isinstance(group, str) or not (group or empty):
         raise KafkaError("INVALID_GROUP_ID", "The configured groupId is invalid.",
                          field="group")
     return group
@@ -573,6 +575,7 @@ def describe_group(kafka: TopicStore, group: str) -> GroupInfo:
     """State (Stable: a live member; Empty), members with their RangeAssignor partitions,
     and per partition the committed offset, log end offset and lag (like
     ``kafka-consumer-groups --describe``). GROUP_ID_NOT_FOUND for an unknown group."""
+    _check_group(group, empty=True)
     kafka.authorize("DescribeGroups", group=group)
     now = kafka.now_ms()
     with kafka._schema.read() as conn:
@@ -643,6 +646,7 @@ def check_delete_group(kafka: TopicStore, group: str) -> None:
 def delete_group(kafka: TopicStore, group: str) -> None:
     """Delete the group's committed offsets: NON_EMPTY_GROUP while it has live members,
     GROUP_ID_NOT_FOUND when it has nothing."""
+    _check_group(group, empty=True)
     kafka.authorize("DeleteGroups", group=group)
     now = kafka.now_ms()
     with timed_write(kafka, now) as conn:
