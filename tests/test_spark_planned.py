@@ -377,3 +377,36 @@ def test_sessions_record_no_dataframe_call_sites(spark):
 
     # three Column functions: their call sites cost more round trips than the functions
     assert round_trips(True) >= round_trips(False) + 3 * 3
+
+
+def test_subject_ids_map_each_distinct_subject_once_across_partitions():
+    """A source job's plan maps each distinct origin subject once, however many partitions'
+    dictionaries hold it (each looked up in the subjects seen: only new ones go through the
+    agreement's rules); a filtered-out subject is -1; a later partition's new subject that
+    is not UTF-8 makes the plan give way to Spark (None)."""
+    import types
+
+    import numpy as np
+    import pyarrow as pa
+
+    from jetlink.sparkops import planned as P
+
+    asked = []
+
+    def target_subject(s):
+        asked.append(s)
+        return "to." + s
+
+    og = types.SimpleNamespace(rules=types.SimpleNamespace(target_subject=target_subject),
+                               pairs={})
+    tnames: dict[str, int] = {}
+    ids = P._SubjectIds(og, lambda s: not s.startswith("x."), tnames)
+    got = [ids.lut(pa.array(names, pa.string())).tolist() for names in (
+        ["a.1", "x.9", "b.2"], ["b.2", "c.3", "a.1", "x.9"], ["c.3"], [])]
+    assert got == [[0, -1, 1], [1, 2, 0, -1], [2], []]
+    assert asked == ["a.1", "b.2", "c.3"]
+    assert tnames == {"to.a.1": 0, "to.b.2": 1, "to.c.3": 2}
+    assert og.pairs == {"a.1": "to.a.1", "b.2": "to.b.2", "c.3": "to.c.3"}
+    bad = pa.array([b"a.1", b"\xff.z"], pa.binary()).view(pa.string())
+    assert ids.lut(bad) is None
+    assert ids.lut(pa.array(["a.1"], pa.string())).dtype == np.int32
