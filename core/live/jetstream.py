@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,10 @@ COLUMNS_QUEUED = 4  # batches received, not taken yet, before flow control is he
 COLUMNS_HEARTBEAT_NS = 1_000_000_000  # the column reader's consumer: idle heartbeat
 COLUMNS_INACTIVE_NS = 60_000_000_000  # ... and how long it outlives a reader that died
 COLUMNS_FLUSH_S = 0.2  # a batch open this long goes out unfilled (a trickle of messages)
+# a create answered 10049 STORE_FAILED is asked again after each of these (seconds): the
+# files of a stream of the same name, deleted just before, being removed (_create_stream)
+STORE_FAILED = "error creating store for stream"
+STORE_RETRY_DELAYS = (0.05, 0.1, 0.2, 0.4, 0.8)
 COLUMNS_RESTARTS = 10  # delivery gaps tolerated in one read
 
 
@@ -198,12 +203,29 @@ class LiveJetStream(LiveConsumers):
         checked = check_stream_create(cfg, self._lookup, single_server=False,
                                       pedantic=pedantic_requested(cfg))
         try:
-            return LiveStreamInfo(self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg)))
+            return LiveStreamInfo(self._create_stream(cfg))
         except ApiError as err:
             if err.err_code == 10058:
                 self._name_the_differences(err, checked)
             raise self._name_the_overlap(name_the_field(err, cfg), checked.subjects,
                                          cfg.name) from None
+
+    def _create_stream(self, cfg: StreamConfig) -> dict[str, Any]:
+        """``STREAM.CREATE``, asked again while nats-server answers that it could not set the
+        stream's file store up (10049 ``error creating store for stream``) for at most
+        :data:`STORE_RETRY_DELAYS`: the answer a create gets while the files of a stream of
+        the same name, deleted just before, are still being removed (fileStore.Delete
+        renames its directory aside and removes it in the background). A create is asked
+        again as it was (a stream it made meanwhile is the same stream); the last answer is
+        the error."""
+        for delay in (*STORE_RETRY_DELAYS, None):  # (module-level: read at each create)
+            try:
+                return self.api(f"STREAM.CREATE.{cfg.name}", _request_config(cfg))
+            except ApiError as err:
+                if delay is None or (err.err_code, err.description) != (10049, STORE_FAILED):
+                    raise
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _name_the_differences(self, err: ApiError, checked: StreamConfig) -> None:
         """The server's 10058 does not say what differs; the embedded engine's rule

@@ -937,3 +937,24 @@ def test_a_view_whose_reader_goes_away_deletes_its_consumer_silently(nats_fresh)
         assert proc.stderr is not None and proc.stderr.read() == b""
     c = nats_fresh.client()
     assert c.api("CONSUMER.NAMES.V", {})["consumers"] in (None, [])
+
+
+def test_a_create_waits_out_the_store_of_a_stream_just_deleted(live, monkeypatch):
+    """nats-server answers a create 10049 "error creating store for stream" while the files
+    of a deleted stream of the same name are still being removed (fileStore.Delete removes
+    them in the background): the create is asked again for a moment, then succeeds. Here
+    the store is held by a file where the stream's directory goes: the server's first
+    create fails on it, and removes it (as it removes a failed create's files). Asked once
+    (no retry), that first answer is the error: one line, exit 1, no stream."""
+    from jetlink.core.live import jetstream as LJ
+
+    streams = Path(live.store_dir, "jetstream", "$G", "streams")
+    streams.mkdir(parents=True, exist_ok=True)
+    (streams / "HELD").write_text("not a directory")
+    ok(jl(live.url, "stream", "add", "HELD", "--subjects", "held.>", "--defaults"))
+    assert live.api("STREAM.INFO.HELD")["config"]["subjects"] == ["held.>"]
+    monkeypatch.setattr(LJ, "STORE_RETRY_DELAYS", ())
+    (streams / "ONCE").write_text("not a directory")
+    res = jl(live.url, "stream", "add", "ONCE", "--subjects", "once.>", "--defaults")
+    one_line_error(res, r"error creating store for stream \(10049\)")
+    assert live.api("STREAM.INFO.ONCE")["error"]["err_code"] == 10059
