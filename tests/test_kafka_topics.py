@@ -1356,3 +1356,39 @@ def test_ctrl_c_in_a_poll_still_leaves_the_group(kafka, dd, clock):
         raise KeyboardInterrupt
     assert not kafka.cluster.conn.in_transaction
     assert not other.group_active("G")
+
+
+def test_a_consumer_blocked_on_one_record_keeps_its_session(kafka, clock):
+    """Kafka's heartbeat thread: a member whose handling of one record blocks (a write to a
+    reader that stopped reading) past its session timeout keeps its session, refreshed from
+    a thread of its own while the record is not handed over, so its commit stands."""
+    from helpers import wait_until
+
+    from jetlink.core.kafka.consumer import TopicConsumer
+
+    kafka.create_topic("t", 1)
+    kafka.produce("t", [(None, b"v%d" % i) for i in range(3)])
+
+    def member_heartbeat(client):
+        return {m.client_id: m.heartbeat_ms for m in kafka.describe_group("G").members
+                }.get(client)
+
+    def blocked(client):
+        def handle(record):
+            if record.offset:
+                return
+            for _ in range(4):  # 20 s inside one record, the session 10 s
+                clock.advance_s(5)
+                now = kafka.now_ms()
+                wait_until(lambda now=now: member_heartbeat(client) == now, timeout=30,
+                           message=lambda now=now: f"a heartbeat at {now} "
+                                                   f"({member_heartbeat(client)})")
+        return handle
+
+    notices: list[str] = []
+    c = TopicConsumer(kafka, "t", group="G", from_beginning=True, client_id="blocked",
+                      session_timeout_ms=10_000, heartbeat_interval_s=0.01,
+                      on_notice=notices.append)
+    assert c.poll(None, blocked("blocked")) == 3
+    assert notices == [] and kafka.committed("G") == {("t", 0): 3}
+    c.close()

@@ -28,6 +28,7 @@ and leaves the group. Without a group every partition is read and nothing is com
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -216,19 +217,23 @@ class TopicConsumer:
             if not batch:
                 continue
             gone = False
-            for record in batch:
-                handle(record)
-                # the position follows each record handled: a stop inside a batch (Ctrl-C)
-                # commits on close what was handled, no more (nothing skipped) and no less
-                # (nothing handled twice by the next run)
-                self.positions[p] = record.offset + 1
-                read += 1
-                if group is not None and time.monotonic() - beat >= self._beat_every:
-                    beat = time.monotonic()
-                    if not kafka.keep_alive(group, self.member):
+            with _Heartbeats(self) as beats:
+                for record in batch:
+                    handle(record)
+                    # the position follows each record handled: a stop inside a batch
+                    # (Ctrl-C) commits on close what was handled, no more (nothing skipped)
+                    # and no less (nothing handled twice by the next run)
+                    self.positions[p] = record.offset + 1
+                    read += 1
+                    if beats.gone:
                         gone = True  # (no longer a member: the commit says so)
                         break
-                    self._beat_ms = kafka.now_ms()
+                    if group is not None and time.monotonic() - beat >= self._beat_every:
+                        beat = time.monotonic()
+                        if not kafka.keep_alive(group, self.member):
+                            gone = True
+                            break
+                        self._beat_ms = kafka.now_ms()
             if group is not None and (not self._commit({(topic, p): self.positions[p]})
                                       or gone):
                 break  # (the partitions lost: the next pass joins again)
@@ -278,3 +283,55 @@ class TopicConsumer:
         if exc_type is KeyboardInterrupt:  # Ctrl-C may have cut a transaction of a poll
             self.kafka.cluster.end_interrupted()
         self.close()
+
+
+class _Heartbeats:
+    """Kafka's heartbeat thread while a consumer hands a batch's records over: the member's
+    session refreshed every ``_beat_every`` seconds of wall time even while one record's
+    handling blocks (a write to a reader that stopped reading: a pipe paused, ``| less``),
+    through a connection of its own (the consumer's is the main thread's). The handling loop
+    refreshes it too between records; ``gone``: a refresh found the member removed (its
+    session ran out, or a rebalance completed without it). No thread for a consumer without
+    a group, nor with an interval of 0 (a refresh after every record, inline: tests)."""
+
+    def __init__(self, consumer: TopicConsumer) -> None:
+        self.consumer = consumer
+        self.gone = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def __enter__(self) -> _Heartbeats:
+        c = self.consumer
+        if c.group is not None and c._beat_every > 0:
+            self._thread = threading.Thread(target=self._run, name="jetlink-kafka-heartbeat",
+                                            daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None and exc[0] is None:
+            raise self._error
+
+    def _run(self) -> None:
+        from ..store.datadir import Cluster
+
+        c = self.consumer
+        assert c.group is not None
+        kafka = c.kafka
+        own = type(kafka)(Cluster(kafka.cluster.name, kafka.cluster.path), kafka.clock,
+                          principal=kafka.principal)
+        try:
+            while not self._stop.wait(c._beat_every):
+                if not own.keep_alive(c.group, c.member):
+                    self.gone = True
+                    return
+                c._beat_ms = own.now_ms()
+        except BaseException as err:  # noqa: BLE001 - said by the handling loop's thread
+            self._error = err
+        finally:
+            own.cluster.close()
+
