@@ -237,7 +237,8 @@ def describe(
             if state:
                 output.lines(a, state_table([info]))
             elif members:
-                output.lines(a, members_table(info, verbose))
+                if info.members:  # (none: the tool's notice above alone, no table)
+                    output.lines(a, members_table(info, verbose))
             elif info.offsets:  # (the tool prints no table for a group with no row)
                 output.lines(a, group_table(info))
 

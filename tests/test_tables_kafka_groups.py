@@ -787,6 +787,8 @@ def test_describe_existing_group_with_no_members(jl, engine, describe_type):
     c.close()
     r = ok(describe(jl, group, *describe_type))
     assert f"Consumer group '{group}' has no active members." in r.stderr
+    if "--members" in describe_type:  # (shouldPrintMemberState: no row, no table)
+        assert r.stdout == ""
 
 
 # testDescribeSimpleConsumerGroup: consumers that assign partitions 0 and 1 themselves (no
