@@ -925,13 +925,19 @@ def test_a_consumer_handling_a_batch_past_its_max_poll_interval_is_removed(kafka
     assert notices == [
         "Offset commit failed on partition t-0 at offset 4: UNKNOWN_MEMBER_ID: The "
         "coordinator is not aware of this member.; the group rebalanced without it: it did "
-        "not join again within its max.poll.interval.ms of 20,000 ms, so it lost its "
-        "partitions: the consumer joins the group again and reads them from the group's "
-        "committed offsets"]
+        "not join again within the rebalance timeout (the largest max.poll.interval.ms of "
+        "the group's members; its own 20,000 ms), so it lost its partitions: the consumer "
+        "joins the group again and reads them from the group's committed offsets"]
     info = kafka.describe_group("G")
     assert (info.state, [m.client_id for m in info.members]) == ("Stable", ["fast"])
     assert fast.poll(None, lambda r: None) == 10  # (nothing committed: from the start)
     assert slow.poll(None, lambda r: None) == 0 and slow.joining  # back: a new rebalance
+    # a consumer closing with a batch the group took from it: its notice says no joining
+    notices.clear()
+    slow.generation, slow.positions = 0, {0: 3}
+    slow.close()
+    assert notices[0].endswith("so it lost its partitions: the group's next member reads "
+                               "them from its committed offsets")
 
 
 def test_an_evicted_consumer_never_undoes_a_reset_made_while_it_was_gone(kafka, clock):

@@ -71,6 +71,7 @@ class TopicConsumer:
         self.session_timeout_ms = session_timeout_ms
         self.max_poll_interval_ms = max_poll_interval_ms
         self._beat_ms = 0  # (the engine's time of the member's last heartbeat that counted)
+        self._closing = False
         self.client_id = client_id
         self.member = f"{client_id}-{uuid.uuid4()}"
         self.positions: dict[int, int] = {}
@@ -111,8 +112,9 @@ class TopicConsumer:
         since its last heartbeat, or else a rebalance completed without it."""
         if self.kafka.now_ms() - self._beat_ms >= self.session_timeout_ms:
             return f"its session timeout of {self.session_timeout_ms:,} ms ran out"
-        return ("the group rebalanced without it: it did not join again within its "
-                f"max.poll.interval.ms of {self.max_poll_interval_ms:,} ms")
+        return ("the group rebalanced without it: it did not join again within the "
+                "rebalance timeout (the largest max.poll.interval.ms of the group's members; "
+                f"its own {self.max_poll_interval_ms:,} ms)")
 
     def _unsaved(self) -> dict[tuple[str, int], int]:
         """The positions the group's committed offsets do not hold yet."""
@@ -152,11 +154,13 @@ class TopicConsumer:
             why = f" ({err.detail})" if err.detail else ""
             cause = (self._gone_why() if err.name == "UNKNOWN_MEMBER_ID" else
                      "its generation of the group is over")
+            then = ("the group's next member reads them from its committed offsets"
+                    if self._closing else "the consumer joins the group again and reads "
+                    "them from the group's committed offsets")
             self.on_notice(
                 f"Offset commit failed on partition{'s' if len(offsets) > 1 else ''} "
                 f"{at}: {err.name}: {err.description}{why}; {cause}, so it lost its "
-                "partitions: the consumer joins the group again and reads them from the "
-                "group's committed offsets")
+                f"partitions: {then}")
 
     def assigned(self) -> list[int]:
         """The partitions this member reads (every one without a group, or the one asked
@@ -267,6 +271,7 @@ class TopicConsumer:
         is committed at the position it started from (the log end for a new group), so a
         record produced after this run is the next run's first, not skipped."""
         if self.group is not None:
+            self._closing = True  # (a refused commit's notice: no joining again)
             try:
                 if self.generation >= 0:
                     todo = self._unsaved()
