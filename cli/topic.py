@@ -773,6 +773,7 @@ def consume(
     """
     from jetlink.cli.stream_flags import parse_duration_flag
     from jetlink.core.kafka.consumer import TopicConsumer
+    from jetlink.core.kafka.errors import KafkaError
 
     app = App.of(ctx)
     if timeout is not None and not follow:
@@ -823,6 +824,10 @@ def consume(
                 if idle_ns is not None and time.monotonic_ns() - last >= idle_ns:
                     break
                 time.sleep(POLL_SECONDS)
+    except KafkaError as err:  # the broker's refusal of the join, said with the option
+        if err.name == "INVALID_SESSION_TIMEOUT":
+            err.detail = f"--session-timeout {session_timeout}: {err.detail}"
+        raise
     except KeyboardInterrupt as stop:  # Ctrl-C or SIGTERM: the consumer left its group (its
         # close ran), the total still said, as kafka-console-consumer's shutdown hook does
         output.notice(app, f"Processed a total of {received} messages")

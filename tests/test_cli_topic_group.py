@@ -243,6 +243,25 @@ def test_usage_errors(jl, args, message):
     assert r.stderr == f"jetlink: error: {message}\n"
 
 
+@pytest.mark.parametrize("value", ["5s", "30m1s"])
+def test_a_session_timeout_the_broker_refuses_names_the_option(jl, value):
+    """The join's refusal, as the broker answers it (INVALID_SESSION_TIMEOUT 26, exit 1, as
+    kafka-console-consumer ends on it), names the option and the value given; nothing
+    changed."""
+    from helpers import data_dir_bytes
+
+    ok(jl("topic", "create", "t"))
+    before = data_dir_bytes(jl.data)
+    r = jl("topic", "consume", "t", "-g", "g", "--session-timeout", value)
+    ms = {"5s": "5,000", "30m1s": "1,801,000"}[value]
+    assert (r.exit_code, r.stderr) == (1, (
+        "jetlink: error: The session timeout is not within the range allowed by the broker "
+        "(as configured by group.min.session.timeout.ms and group.max.session.timeout.ms). "
+        f"(INVALID_SESSION_TIMEOUT 26): --session-timeout {value}: session timeout {ms} ms, "
+        "the broker's range 6,000 to 1,800,000 ms\n"))
+    assert data_dir_bytes(jl.data) == before
+
+
 def test_produce_shapes(jl, engine):
     ok(jl("topic", "create", "t", "--partitions", "3"))
     r = ok(jl("topic", "produce", "t", "hello", "--key", "k1", "-H", "trace:abc"))
