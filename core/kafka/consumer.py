@@ -232,7 +232,8 @@ class TopicConsumer:
                     if beats.gone:
                         gone = True  # (no longer a member: the commit says so)
                         break
-                    if group is not None and time.monotonic() - beat >= self._beat_every:
+                    if (group is not None and not beats.threaded
+                            and time.monotonic() - beat >= self._beat_every):
                         beat = time.monotonic()
                         if not kafka.keep_alive(group, self.member):
                             gone = True
@@ -294,10 +295,11 @@ class _Heartbeats:
     """Kafka's heartbeat thread while a consumer hands a batch's records over: the member's
     session refreshed every ``_beat_every`` seconds of wall time even while one record's
     handling blocks (a write to a reader that stopped reading: a pipe paused, ``| less``),
-    through a connection of its own (the consumer's is the main thread's). The handling loop
-    refreshes it too between records; ``gone``: a refresh found the member removed (its
-    session ran out, or a rebalance completed without it). No thread for a consumer without
-    a group, nor with an interval of 0 (a refresh after every record, inline: tests)."""
+    through a connection of its own (the consumer's is the main thread's); without the
+    thread the handling loop refreshes it between records; ``gone``: a refresh found the
+    member removed (its session ran out, or a rebalance completed without it). No thread
+    for a consumer without a group, nor with an interval of 0 (a refresh after every record,
+    inline: tests)."""
 
     def __init__(self, consumer: TopicConsumer) -> None:
         self.consumer = consumer
@@ -305,6 +307,11 @@ class _Heartbeats:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+
+    @property
+    def threaded(self) -> bool:
+        """The thread refreshes the session (the handling loop need not)."""
+        return self._thread is not None
 
     def __enter__(self) -> _Heartbeats:
         c = self.consumer
